@@ -1,0 +1,81 @@
+"""Every test, lint and build session of the Nenyax monorepo.
+
+`nox` runs the default sessions (what CI runs); `nox -l` lists them all;
+`nox -s "tests(package='nenyax-core')"` tests one distribution with only its declared dependencies.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import nox
+
+nox.options.sessions = ["lint", "tests", "integration", "wheels"]
+nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_external_run = True
+
+ROOT = Path(__file__).parent
+PACKAGES = {p.parent.name: p.parent for p in sorted(ROOT.glob("packages/*/pyproject.toml"))}
+PYTHON = "3.11"
+# pip takes torch from this machine's local CPU wheel only when pinned exactly.
+CONSTRAINTS = ["torch==2.13.0"]
+ENV = {"NENYAX_STRICT_PLUGINS": "1", "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0"}
+
+
+def _pyproject(package: str) -> dict:
+    return tomllib.loads((PACKAGES[package] / "pyproject.toml").read_text())
+
+
+def _local_closure(package: str, seen: set[str] | None = None) -> set[str]:
+    """The first-party distributions `package` depends on, itself included."""
+    seen = seen if seen is not None else set()
+    seen.add(package)
+    for requirement in _pyproject(package)["project"].get("dependencies", []):
+        name = requirement.split(">")[0].split("<")[0].split("=")[0].split("[")[0].strip()
+        if name in PACKAGES and name not in seen:
+            _local_closure(name, seen)
+    return seen
+
+
+def _install_local(session: nox.Session, *packages: str) -> None:
+    closure = set().union(*(_local_closure(p) for p in packages))
+    args = [arg for name in sorted(closure) for arg in ("-e", str(PACKAGES[name]))]
+    session.install(*args, *CONSTRAINTS)
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("package", list(PACKAGES))
+def tests(session: nox.Session, package: str) -> None:
+    """One distribution's own tests, with only its declared dependencies (plus local siblings)."""
+    _install_local(session, package)
+    session.install(*_pyproject(package).get("dependency-groups", {}).get("test", ["pytest"]))
+    session.chdir(PACKAGES[package])
+    session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=ENV)
+
+
+@nox.session(python=PYTHON)
+def integration(session: nox.Session) -> None:
+    """Every distribution installed together, and the root tests/ suite."""
+    _install_local(session, *PACKAGES)
+    session.install("pytest>=8", "build", "hatchling")
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", *session.posargs, env=ENV)
+
+
+@nox.session(python=PYTHON)
+def wheels(session: nox.Session) -> None:
+    """Build each distribution's wheel, install the wheels (not the sources) and run the main job."""
+    out = Path(session.create_tmp()) / "wheels"
+    for path in PACKAGES.values():
+        session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(path))
+    session.install(*sorted(str(w) for w in out.glob("*.whl")), *CONSTRAINTS)
+    session.run("nenyax", "plugins", "--json", env=ENV)
+    session.run("nenyax", "check", "reasoning_gym:basic_arithmetic", "--require", "audited", env=ENV)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff lint and format check over the whole tree."""
+    session.install("ruff==0.17.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")

@@ -1,0 +1,216 @@
+"""A reasoning-gym dataset as a single-turn step environment with its native verifier."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.metadata
+import io
+import random
+import string
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import reasoning_gym
+from nenyax.adapters.reasoning_gym.answers import extract_answer, reference_answer
+from nenyax.core.environment import Session, StepEnvironment
+from nenyax.core.errors import BadURIError, UnsupportedPolicyError, VerifierFailure
+from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
+from nenyax.core.trajectory import Judgment, Step
+from reasoning_gym.composite import DatasetSpec as RGSpec
+from reasoning_gym.utils import SYSTEM_PROMPTS
+
+if TYPE_CHECKING:
+    from nenyax.adapters.reasoning_gym.adapter import DatasetSpec
+
+# Puzzles with many valid answers and no example one in the metadata: only a solver could answer.
+NO_REFERENCE = frozenset({"boxnet", "rush_hour"})
+# Datasets whose generation iterates sets, so entries depend on PYTHONHASHSEED across processes.
+HASH_SEED_SENSITIVE = frozenset(
+    {"isomorphic_strings", "knight_swap", "polynomial_multiplication", "ransom_note", "word_ladder"}
+)
+RG_VERSION = importlib.metadata.version("reasoning-gym")
+
+
+def _quiet(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    # Some generators (bf) print while generating; keep stdout for the user's output.
+    with contextlib.redirect_stdout(io.StringIO()):
+        return fn(*args, **kwargs)
+
+
+class ReasoningGymEnvironment(StepEnvironment):
+    """One dataset (or a weighted composite) at a fixed seed and size; task ids ``<target>/<seed>/<index>``."""
+
+    def __init__(self, uri: str, spec: DatasetSpec) -> None:
+        """Create the dataset now, so bad config values fail at load time with reasoning-gym's reason."""
+        self.spec = spec
+        if spec.prompt not in SYSTEM_PROMPTS:
+            msg = f"Unknown prompt {spec.prompt!r}; choose one of {', '.join(sorted(SYSTEM_PROMPTS))}."
+            raise BadURIError(msg)
+        self.system_prompt = SYSTEM_PROMPTS[spec.prompt]
+        self._datasets: dict[int, Any] = {}
+        # Several checks and policies replay the same task; some entries take seconds to generate.
+        self.entry = functools.lru_cache(maxsize=512)(self._generate)
+        first = self._dataset(spec.seed)
+        has_reference = not (NO_REFERENCE & set(spec.names))
+        super().__init__(
+            Manifest(
+                uri=uri,
+                format="reasoning_gym",
+                format_version=RG_VERSION,
+                mode=Mode.STEP,
+                name=spec.target,
+                description=(type(first).__doc__ or "").strip().splitlines()[0] if type(first).__doc__ else "",
+                splits=(Split(name="all", count=spec.size),),
+                observation="The question, as text.",
+                action=(
+                    "The answer, as text. It is taken from the last <answer>...</answer>, else \\boxed{...}, "
+                    "else an 'Answer: ...' final line, else the final line."
+                ),
+                score_range=(0.0, 1.0),
+                extra={
+                    "seed": spec.seed,
+                    "size": spec.size,
+                    "datasets": list(spec.names),
+                    "config": spec.config,
+                    "weights": spec.weights if len(spec.names) > 1 else {},
+                    "prompt": spec.prompt,
+                    "pythonhashseed_sensitive": sorted(HASH_SEED_SENSITIVE & set(spec.names)),
+                },
+                capabilities=Capabilities(
+                    seeded=True,
+                    stable_task_ids=True,
+                    reference_policy=has_reference,
+                    multi_turn=False,
+                    max_turns=1,
+                ),
+            )
+        )
+
+    def _dataset(self, seed: int) -> Any:
+        if seed not in self._datasets:
+            spec = self.spec
+            try:
+                if len(spec.names) == 1:
+                    name = spec.names[0]
+                    ds = _quiet(reasoning_gym.create_dataset, name, seed=seed, size=spec.size, **spec.config[name])
+                else:
+                    parts = [RGSpec(n, spec.weights[n], spec.config[n]) for n in spec.names]
+                    ds = _quiet(reasoning_gym.create_dataset, "composite", seed=seed, size=spec.size, datasets=parts)
+            except (TypeError, ValueError, AssertionError) as exc:
+                msg = f"reasoning-gym rejected the configuration of {spec.target!r}: {exc or type(exc).__name__}."
+                raise BadURIError(msg) from exc
+            self._datasets[seed] = ds
+        return self._datasets[seed]
+
+    def _generate(self, seed: int, index: int) -> dict[str, Any]:
+        """The generated entry (question, answer, metadata) at `index` of the dataset at `seed`."""
+        return _quiet(self._dataset(seed).__getitem__, index)
+
+    def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
+        """``<target>/<seed>/<index>`` for every index of the dataset at the URI's seed."""
+        if split not in (None, "all"):
+            msg = f"{self.uri} has one split, 'all'; there is no {split!r}."
+            raise BadURIError(msg)
+        count = self.spec.size if limit is None else min(limit, self.spec.size)
+        return [f"{self.spec.target}/{self.spec.seed}/{i}" for i in range(count)]
+
+    def parse_task(self, task: str) -> tuple[int, int]:
+        """Split a task id into (seed, index), refusing ids of another dataset or out of range."""
+        target, _, rest = task.rpartition("/")
+        target, _, seed_text = target.rpartition("/")
+        if target != self.spec.target or not seed_text.isdigit() or not rest.isdigit():
+            msg = f"{task!r} is not a task of {self.uri}; its ids look like '{self.spec.target}/{self.spec.seed}/0'."
+            raise BadURIError(msg)
+        index = int(rest)
+        if index >= self.spec.size:
+            msg = f"Task index {index} is out of range: {self.uri} has {self.spec.size} tasks (size={self.spec.size})."
+            raise BadURIError(msg)
+        return int(seed_text), index
+
+    def session(self, task: str | None = None, seed: int | None = None) -> ReasoningGymSession:
+        """Open `task`; without one, the task picked by `seed` (or the first task)."""
+        if task is not None:
+            data_seed, index = self.parse_task(task)
+        else:
+            data_seed = self.spec.seed
+            index = 0 if seed is None else random.Random(seed).randrange(self.spec.size)
+        return ReasoningGymSession(self, data_seed, index)
+
+
+class ReasoningGymSession(Session):
+    """One question: a single answer ends the episode and the dataset's own scorer judges it."""
+
+    def __init__(self, env: ReasoningGymEnvironment, seed: int, index: int) -> None:
+        """Generate the entry (cached per environment)."""
+        self.env = env
+        self.seed = seed
+        self.index = index
+        self.task_id = f"{env.spec.target}/{seed}/{index}"
+        self.entry = env.entry(seed, index)
+        self._answer: str | None = None
+        self._score: float | None = None
+
+    @property
+    def observation(self) -> str:
+        """The question text."""
+        return str(self.entry["question"])
+
+    @property
+    def done(self) -> bool:
+        """Done once an answer was given."""
+        return self._answer is not None
+
+    def _scorer(self) -> Any:
+        ds = self.env._dataset(self.seed)
+        # A composite delegates to the sub-dataset that generated the entry.
+        return getattr(ds, "score_answer", None)
+
+    def act(self, action: Any) -> Step:
+        """Score the answer found in `action` with the dataset's native scorer."""
+        text = "" if action is None else str(action)
+        answer = extract_answer(text)
+        self._answer = answer
+        try:
+            score = float(_quiet(self._scorer(), answer, self.entry))
+        except Exception as exc:
+            msg = f"The {self.entry['metadata'].get('source_dataset')} scorer raised {type(exc).__name__}: {exc}"
+            raise VerifierFailure(msg) from exc
+        self._score = score
+        return Step(observation=self.observation, action=text, reward=score, terminated=True, info={"answer": answer})
+
+    def judge(self, steps: Sequence[Step]) -> Judgment:
+        """The native score; passed when it is 1."""
+        if self._score is None:
+            msg = "The episode ended without an answer to judge."
+            raise VerifierFailure(msg)
+        gold = self.entry.get("answer")
+        expected = f"expected {gold!r}" if gold is not None else "checked by the dataset's verifier"
+        return Judgment(
+            score=self._score,
+            passed=self._score >= 1.0,
+            components={"native": self._score},
+            feedback=f"answered {self._answer!r}, {expected}",
+            judge=f"reasoning_gym:{self.entry['metadata'].get('source_dataset', self.env.spec.target)}",
+        )
+
+    def render(self) -> list[dict[str, Any]]:
+        """System prompt (asking for <answer> tags) and the question."""
+        return [{"role": "system", "content": self.env.system_prompt}, {"role": "user", "content": self.observation}]
+
+    def reference_action(self) -> str:
+        """The gold answer (or the metadata's example answer) in answer tags."""
+        gold = reference_answer(self.entry)
+        if gold is None or not self.env.manifest.capabilities.reference_policy:
+            msg = f"{self.entry['metadata'].get('source_dataset')} has no reference answer (it needs a solver)."
+            raise UnsupportedPolicyError(msg)
+        return f"<answer>{gold}</answer>"
+
+    def null_action(self) -> str:
+        """An empty answer."""
+        return ""
+
+    def random_action(self, rng: random.Random) -> str:
+        """A garbage answer: random letters and digits."""
+        alphabet = string.ascii_lowercase + string.digits
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(6, 16)))

@@ -1,0 +1,5 @@
+from nenyax.testing import AdapterConformance
+
+
+class TestReasoningGymConformance(AdapterConformance):
+    plugin = "reasoning_gym"

@@ -1,0 +1,5 @@
+"""``python -m nenyax.cli``."""
+
+from nenyax.cli.main import cli
+
+cli()

@@ -1,0 +1,60 @@
+"""``nenyax check URI``: run an environment and report the highest tier it reaches."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import orjson
+
+from nenyax.core import serde
+from nenyax.core.check import CheckReport, Outcome, check
+from nenyax.core.trajectory import Tier
+
+TIERS = [t.label for t in Tier if t is not Tier.NONE]
+_STYLE = {Outcome.PASSED: "green", Outcome.FAILED: "red", Outcome.SKIPPED: "yellow"}
+
+
+def render_report(report: CheckReport) -> None:
+    """Print the report as a table with the tier reached underneath."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"nenyax check {report.uri}", title_justify="left")
+    table.add_column("check", no_wrap=True)
+    table.add_column("outcome", no_wrap=True)
+    table.add_column("time", justify="right")
+    table.add_column("evidence", overflow="fold")
+    for result in report.results:
+        outcome = f"[{_STYLE[result.outcome]}]{result.outcome.value}[/]"
+        table.add_row(result.id, outcome, f"{result.seconds:.2f}s", result.evidence)
+    console.print(table)
+    label = report.tier.label if report.tier is not Tier.NONE else "none (not even connectable)"
+    console.print(f"Tier: [bold]{label}[/bold]")
+
+
+@click.command("check")
+@click.argument("uri")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--samples", default=5, show_default=True, help="Tasks sampled for the audit checks.")
+@click.option("--seed", default=0, show_default=True, help="Seed for sampling tasks and starting episodes.")
+@click.option(
+    "--require",
+    type=click.Choice(TIERS),
+    default=None,
+    help="Exit 1 unless at least this tier is reached (default: exit 1 only if a check failed).",
+)
+def check_command(uri: str, as_json: bool, samples: int, seed: int, require: str | None) -> None:
+    """Run URI's checks and print the highest tier it actually reaches.
+
+    Tiers: connectable < evaluable < trainable < audited. A skipped check blocks its tier.
+    """
+    report = check(uri, samples=samples, seed=seed)
+    if as_json:
+        click.echo(orjson.dumps(serde.to_data(report), option=orjson.OPT_INDENT_2))
+    else:
+        render_report(report)
+    if require is not None:
+        sys.exit(0 if report.tier >= Tier[require.upper()] else 1)
+    sys.exit(1 if report.failed else 0)

@@ -1,0 +1,58 @@
+"""The click application. Commands are imported lazily so ``nenyax --help`` stays fast."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from nenyax.cli._version import __version__
+from nenyax.core.errors import NenyaxError
+
+# name -> (module, attribute, one-line help). Importing the module is deferred until it runs.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "check": ("nenyax.cli.commands.check", "check_command", "Measure the highest tier an environment reaches."),
+    "plugins": ("nenyax.cli.commands.plugins", "plugins_command", "List installed plugins by kind."),
+    "adapter-check": (
+        "nenyax.cli.commands.conformance",
+        "adapter_check_command",
+        "Run the adapter conformance kit on an installed adapter.",
+    ),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use, and whose errors are one sentence."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[cmd_name]
+        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Help text comes from the table, so `nenyax --help` imports no command module.
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, COMMANDS[name][2]) for name in sorted(COMMANDS)])
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except NenyaxError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="nenyax")
+def cli() -> None:
+    """Nenyax: one contract for every RL environment.
+
+    Load any format by URI (``<format>:<name>?key=value``), check what it really does, and
+    export what was recorded.
+    """

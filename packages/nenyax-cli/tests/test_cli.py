@@ -1,0 +1,153 @@
+"""The CLI against real entry-point discovery: fake distributions written to disk, run in a subprocess."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from nenyax.testing.distributions import write_distribution
+
+# The shape of a real plugin module: declarations only, the implementation named by a lazy string.
+GOOD = """
+from nenyax.core.hookspecs import PluginSpec, hookimpl
+
+
+@hookimpl
+def nenyax_register_adapters():
+    return PluginSpec(kind="adapter", name="arith", factory="{factory}", summary="fake arithmetic")
+"""
+
+
+@pytest.fixture
+def site(tmp_path):
+    root = tmp_path / "site"
+    write_distribution(
+        root,
+        "nenyax-arith",
+        "1.2.0",
+        {"arith": "nenyax_arith_plugin"},
+        {"nenyax_arith_plugin": GOOD.format(factory="nenyax.testing.fakes:ArithAdapter")},
+    )
+    return root
+
+
+def nenyax(site, *args, strict=False, extra_site=None):
+    paths = [str(site)] + ([str(extra_site)] if extra_site else [])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "NENYAX_STRICT_PLUGINS": "1" if strict else "0"}
+    env.pop("NO_COLOR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", *args], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+
+
+def test_version(site):
+    done = nenyax(site, "--version")
+    assert done.returncode == 0 and "0.1.0" in done.stdout
+
+
+def test_help_imports_no_command_or_plugin_implementation():
+    probe = (
+        "import sys\nfrom nenyax.cli.main import cli\n"
+        "try:\n    cli(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith(('nenyax', 'rich', 'reasoning_gym'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = done.stdout.split("LOADED", 1)[1]
+    assert "check" in done.stdout.split("LOADED")[0]  # the help lists the command...
+    for heavy in ("nenyax.cli.commands", "rich", "reasoning_gym", "nenyax.adapters", "nenyax.testing"):
+        assert heavy not in loaded  # ...without importing it
+
+
+def test_plugins_json_lists_distribution_and_reports_a_broken_plugin(site, tmp_path):
+    broken = write_distribution(
+        tmp_path / "broken",
+        "nenyax-broken",
+        "0.0.1",
+        {"broken": "nenyax_broken_plugin"},
+        {"nenyax_broken_plugin": "raise ImportError('this plugin is broken on purpose')\n"},
+    )
+    done = nenyax(site, "plugins", "--json", extra_site=broken)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    [arith] = [p for p in data["plugins"] if p["name"] == "arith"]
+    assert (arith["kind"], arith["distribution"], arith["version"]) == ("adapter", "nenyax-arith", "1.2.0")
+    [failure] = [f for f in data["failures"] if f["plugin"] == "broken"]
+    assert failure["distribution"] == "nenyax-broken" and "broken on purpose" in failure["error"]
+    human = nenyax(site, "plugins", extra_site=broken)
+    assert "arith" in human.stdout and "failed to load" in human.stdout
+
+
+def test_strict_mode_makes_a_broken_plugin_an_error(site, tmp_path):
+    broken = write_distribution(
+        tmp_path / "broken",
+        "nenyax-broken",
+        "0.0.1",
+        {"broken": "nenyax_broken_plugin"},
+        {"nenyax_broken_plugin": "raise ImportError('broken')\n"},
+    )
+    done = nenyax(site, "plugins", strict=True, extra_site=broken)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "'broken' from nenyax-broken failed to load" in done.stderr
+
+
+def test_check_json_reports_tier_and_every_check(site):
+    done = nenyax(site, "check", "arith:add?size=6", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["tier"] == "audited"
+    assert [r["outcome"] for r in report["results"]] == ["passed"] * 9
+    assert all({"id", "tier", "evidence", "seconds"} <= set(r) for r in report["results"])
+
+
+def test_check_table(site):
+    done = nenyax(site, "check", "arith:add?size=6")
+    assert done.returncode == 0 and "Tier: audited" in done.stdout and "audited/reference-beats-null" in done.stdout
+
+
+def test_require_a_tier_that_is_not_reached(tmp_path):
+    site = write_distribution(
+        tmp_path / "s",
+        "nenyax-arith",
+        "1.0",
+        {"arith": "nenyax_arith_plugin"},
+        {"nenyax_arith_plugin": GOOD.format(factory="nenyax.testing.fakes:WrongReferenceAdapter")},
+    )
+    done = nenyax(site, "check", "arith:add", "--require", "audited")
+    assert done.returncode == 1 and "Tier: trainable" in done.stdout
+    assert nenyax(site, "check", "arith:add", "--require", "trainable").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["check", "arith:nope"], "there is no 'nope'"),
+        (["check", "arth:add"], "Did you mean 'arith'"),
+        (["check", "no-scheme"], "is not an environment URI"),
+        (["check", "arith:add", "--samples", "0"], "at least 1"),
+        (["adapter-check", "arth"], "Did you mean 'arith'"),
+    ],
+)
+def test_user_mistakes_get_one_sentence_and_exit_2(site, args, fragment):
+    done = nenyax(site, *args)
+    assert done.returncode == 2
+    assert fragment in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_adapter_check_passes_on_a_sound_adapter_and_fails_on_a_broken_one(site, tmp_path):
+    done = nenyax(site, "adapter-check", "arith", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["passed"] is True
+    broken = write_distribution(
+        tmp_path / "b",
+        "nenyax-arith",
+        "1.0",
+        {"arith": "nenyax_arith_plugin"},
+        {"nenyax_arith_plugin": GOOD.format(factory="nenyax.testing.fakes:CrashOnBadURIAdapter")},
+    )
+    done = nenyax(broken, "adapter-check", "arith", "--json")
+    assert done.returncode == 1
+    failed = [c["id"] for c in json.loads(done.stdout)["checks"] if not c["passed"]]
+    assert failed == ["adapter/bad-uri-is-clear"]

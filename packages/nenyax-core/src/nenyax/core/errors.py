@@ -1,0 +1,74 @@
+"""One error hierarchy for everything Nenyax raises on purpose.
+
+A `NenyaxError` is a user-facing failure: its message is a full sentence saying what went wrong
+and what to do. The CLI prints it without a traceback and exits with `exit_code`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class NenyaxError(Exception):
+    """Base class of every error Nenyax raises deliberately."""
+
+    exit_code = 1
+
+
+class UsageError(NenyaxError):
+    """The user asked for something that cannot work (bad URI, unknown name, bad option)."""
+
+    exit_code = 2
+
+
+class BadURIError(UsageError):
+    """An environment URI is malformed or names something that does not exist."""
+
+
+class UnknownPluginError(UsageError, LookupError):
+    """No installed plugin of the asked kind has that name."""
+
+
+class DuplicatePluginError(NenyaxError):
+    """Two installed distributions declare a plugin of the same kind and name."""
+
+
+class PluginLoadError(NenyaxError):
+    """A plugin's entry point or factory failed to import."""
+
+
+class ManifestError(NenyaxError):
+    """A manifest or plugin declaration is invalid."""
+
+
+class EnvironmentFailure(NenyaxError):
+    """The environment itself failed (reset, step or close raised)."""
+
+
+class VerifierFailure(NenyaxError):
+    """The environment's verifier failed while judging an episode."""
+
+
+class PolicyFailure(NenyaxError):
+    """The policy failed to produce an action (raised, or gave text that cannot be parsed)."""
+
+
+class InfraFailure(NenyaxError):
+    """Infrastructure failed (network, model server, sandbox): never the policy's fault."""
+
+
+class UnsupportedPolicyError(UsageError):
+    """The environment cannot serve that built-in policy (e.g. no reference exists)."""
+
+
+def did_you_mean(word: str, choices: Iterable[str], what: str) -> str:
+    """Return a sentence suffix suggesting the closest of `choices` to `word`, or listing a few."""
+    pool = sorted(set(choices))
+    close = difflib.get_close_matches(word, pool, n=3, cutoff=0.6)
+    if close:
+        return f" Did you mean {' or '.join(repr(c) for c in close)}?"
+    if not pool:
+        return f" No {what} is installed."
+    shown = ", ".join(pool[:8]) + (", ..." if len(pool) > 8 else "")
+    return f" Known {what}s: {shown}."

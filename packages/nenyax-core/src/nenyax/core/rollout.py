@@ -1,0 +1,196 @@
+"""The generic episode loops: one step-mode episode, and many episodes with bounded concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from nenyax.core.errors import InfraFailure, PolicyFailure, UsageError, VerifierFailure
+from nenyax.core.policies import Turn, as_policy
+from nenyax.core.runs import Sink, open_sink
+from nenyax.core.trajectory import Judgment, ModelCall, Status, Step, Timing, Trajectory, new_id
+
+if TYPE_CHECKING:
+    from nenyax.core.environment import Environment, Session, StepEnvironment
+
+DEFAULT_MAX_TURNS = 1000
+"""Safety bound for environments that do not declare ``max_turns``."""
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@attrs.define
+class _Episode:
+    """Mutable record of an episode in progress; whatever it holds survives any failure."""
+
+    steps: list[Step] = attrs.Factory(list)
+    messages: list[dict[str, Any]] = attrs.Factory(list)
+    calls: list[ModelCall] = attrs.Factory(list)
+    status: Status = Status.OK
+    error: str | None = None
+
+    def fail(self, status: Status, exc: BaseException | str) -> None:
+        self.status = status
+        self.error = exc if isinstance(exc, str) else _describe(exc)
+
+
+async def _play(session: Session, policy: Any, episode: _Episode, rng: random.Random, max_turns: int) -> None:
+    while not session.done and len(episode.steps) < max_turns:
+        observation = session.observation
+        if policy.speaks_text:
+            episode.messages.extend(session.render())
+        turn = Turn(
+            session=session,
+            observation=observation,
+            messages=episode.messages,
+            index=len(episode.steps),
+            rng=rng,
+            calls=episode.calls,
+        )
+        try:
+            out = await policy.act(turn)
+        except UsageError:  # e.g. the reference policy on an environment without an oracle
+            raise
+        except InfraFailure as exc:
+            episode.fail(Status.INFRA_ERROR, exc)
+            return
+        except Exception as exc:  # whatever the policy raises is the policy's failure
+            episode.fail(Status.POLICY_ERROR, exc)
+            return
+        text = None
+        action = out
+        if policy.speaks_text:
+            text = out
+            episode.messages.append({"role": "assistant", "content": text})
+            try:
+                action = session.parse_action(text)
+            except PolicyFailure as exc:
+                episode.steps.append(Step(observation=observation, action=None, text=text, info={"error": str(exc)}))
+                episode.fail(Status.POLICY_ERROR, exc)
+                return
+        try:
+            step = await session.aact(action)
+        except UsageError:
+            raise
+        except PolicyFailure as exc:  # the environment rejected the action as invalid
+            episode.steps.append(Step(observation=observation, action=action, text=text, info={"error": str(exc)}))
+            episode.fail(Status.POLICY_ERROR, exc)
+            return
+        except VerifierFailure as exc:  # environments that score inside act(): keep the action, no score
+            episode.steps.append(Step(observation=observation, action=action, text=text, info={"error": str(exc)}))
+            episode.fail(Status.VERIFIER_ERROR, exc)
+            return
+        except Exception as exc:
+            episode.fail(Status.ENV_ERROR, exc)
+            return
+        episode.steps.append(step if text is None else attrs.evolve(step, text=text))
+
+
+async def run_step_episode(
+    env: StepEnvironment,
+    policy: Any,
+    *,
+    task: str | None = None,
+    seed: int | None = None,
+    group_id: str | None = None,
+    sample: int = 0,
+    timeout: float | None = None,
+) -> Trajectory:
+    """Play one step-mode episode; failures become a status on the trajectory, never an exception.
+
+    Only user mistakes (an unknown task id, a policy the environment cannot serve) raise.
+    """
+    pol = as_policy(policy)
+    episode = _Episode()
+    started = time.time()
+    session: Session | None = None
+    judgment: Judgment | None = None
+    try:
+        session = await env.asession(task=task, seed=seed)
+    except UsageError:
+        raise
+    except Exception as exc:
+        episode.fail(Status.ENV_ERROR, exc)
+    if session is not None:
+        rng = random.Random(f"{session.task_id}:{session.seed}:{sample}")
+        max_turns = env.manifest.capabilities.max_turns or DEFAULT_MAX_TURNS
+        try:
+            async with asyncio.timeout(timeout):
+                await _play(session, pol, episode, rng, max_turns)
+        except TimeoutError:
+            episode.fail(Status.TIMEOUT, f"The episode did not finish within {timeout} s.")
+        if episode.status is Status.OK:
+            try:
+                judgment = session.judge(tuple(episode.steps))
+            except VerifierFailure as exc:
+                episode.fail(Status.VERIFIER_ERROR, exc)
+            except Exception as exc:
+                episode.fail(Status.VERIFIER_ERROR, exc)
+        elif episode.status is Status.POLICY_ERROR:
+            judgment = Judgment(score=0.0, passed=False, feedback=episode.error or "", judge="nenyax:policy_error")
+        try:
+            await session.aclose()
+        except Exception as exc:  # a failed close does not undo a judged episode, but is recorded
+            if episode.status is Status.OK:
+                episode.error = f"close failed: {_describe(exc)}"
+    return Trajectory(
+        env_uri=env.uri,
+        manifest_digest=env.manifest.digest,
+        mode=env.manifest.mode,
+        task_id=session.task_id if session is not None else task,
+        seed=session.seed if session is not None else seed,
+        policy=pol.info,
+        status=episode.status,
+        judgment=judgment,
+        steps=tuple(episode.steps),
+        model_calls=tuple(episode.calls),
+        messages=tuple(episode.messages),
+        timing=Timing(started=started, ended=time.time()),
+        error=episode.error,
+        group_id=group_id,
+    )
+
+
+async def run_many(
+    env: Environment,
+    policy: Any,
+    tasks: Sequence[str] | int | None,
+    *,
+    n: int = 1,
+    concurrency: int = 16,
+    sink: Sink | str | Path | None = None,
+) -> list[Trajectory]:
+    """Run `n` episodes per task, at most `concurrency` at once, writing each to `sink` as it finishes."""
+    if n < 1 or concurrency < 1:
+        msg = f"n and concurrency must be at least 1 (got n={n}, concurrency={concurrency})."
+        raise UsageError(msg)
+    ids = env.task_ids(limit=tasks) if tasks is None or isinstance(tasks, int) else list(tasks)
+    pol = as_policy(policy)
+    out_sink = open_sink(sink)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(task: str, group_id: str | None, sample: int) -> Trajectory:
+        async with gate:
+            traj = await env.arollout(pol, task=task, group_id=group_id, sample=sample)
+        if out_sink is not None:
+            out_sink.write(traj)
+        return traj
+
+    jobs = []
+    for task in ids:
+        group_id = new_id() if n > 1 else None
+        jobs.extend(one(task, group_id, k) for k in range(n))
+    try:
+        return list(await asyncio.gather(*jobs))
+    finally:
+        if out_sink is not None and not isinstance(sink, Sink):
+            out_sink.close()

@@ -1,0 +1,86 @@
+"""Run directories and the append-only JSONL sink: every finished trajectory is on disk at once."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from nenyax.core import serde
+from nenyax.core.errors import UsageError
+from nenyax.core.manifest import Manifest
+from nenyax.core.trajectory import Trajectory
+
+
+class Sink:
+    """Appends trajectories to a JSONL file, one line each, flushed as each is written.
+
+    Opened in append mode so a resumed run never truncates what an earlier one recorded.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        """Open (or create) `path` for appending."""
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[bytes] = self.path.open("ab")
+        self.written = 0
+
+    def write(self, trajectory: Trajectory) -> None:
+        """Append one trajectory and flush it to the OS, so a crash after this call loses nothing."""
+        self._file.write(serde.dumps(trajectory) + b"\n")
+        self._file.flush()
+        self.written += 1
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+    def __enter__(self) -> Sink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_sink(sink: Sink | str | Path | None) -> Sink | None:
+    """Accept a Sink, a path to a JSONL file, or None."""
+    if sink is None or isinstance(sink, Sink):
+        return sink
+    return Sink(sink)
+
+
+def read_trajectories(path: str | Path) -> Iterator[Trajectory]:
+    """Read every complete trajectory from a JSONL file.
+
+    A final line cut short by a crash is skipped; a corrupt line elsewhere is an error.
+    """
+    lines = Path(path).read_bytes().split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            if number == len(lines):  # the last line of a file without a trailing newline
+                return
+            msg = f"{path}:{number} is not valid JSON ({exc}); the file is damaged."
+            raise UsageError(msg) from exc
+        yield serde.from_data(data, Trajectory)
+
+
+def new_run_dir(root: str | Path, manifest: Manifest, extra: dict[str, Any] | None = None) -> Path:
+    """Create ``root/<time>-<env>/`` holding ``run.json`` (manifest and settings)."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", manifest.uri)[:60].strip("-")
+    path = Path(root) / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
+    suffix = 1
+    while path.exists():
+        suffix += 1
+        path = path.with_name(f"{path.name.rsplit('~', 1)[0]}~{suffix}")
+    path.mkdir(parents=True)
+    record = {"manifest": serde.to_data(manifest), "digest": manifest.digest, **(extra or {})}
+    (path / "run.json").write_bytes(orjson.dumps(record, option=orjson.OPT_INDENT_2))
+    return path

@@ -1,0 +1,65 @@
+"""The one converter between contract types and JSON-able data (and bytes).
+
+No contract class carries serialization code: everything goes through `converter`, so a new
+format for persisted records changes this file alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import cattrs
+import orjson
+from cattrs.preconf.orjson import make_converter
+
+from nenyax.core.errors import NenyaxError
+from nenyax.core.trajectory import SCHEMA_VERSION, Tier
+
+T = TypeVar("T")
+
+converter = make_converter(forbid_extra_keys=True)
+"""The cattrs converter for every contract type (enums by value, tuples as lists)."""
+
+# Tiers are ordered ints in code but words on disk, so reports read well and survive reordering.
+converter.register_unstructure_hook(Tier, lambda tier: tier.label)
+converter.register_structure_hook(Tier, lambda value, _: Tier[str(value).upper()])
+
+_DUMP_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+
+
+def to_data(obj: Any) -> Any:
+    """Unstructure a contract object into plain JSON-able data."""
+    return converter.unstructure(obj)
+
+
+def from_data(data: Any, cls: type[T]) -> T:
+    """Structure plain data into `cls`, refusing records from a newer schema with a clear error."""
+    if isinstance(data, dict):
+        version = data.get("schema_version", SCHEMA_VERSION)
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            msg = (
+                f"This record has schema_version {version}, newer than this nenyax-core "
+                f"understands ({SCHEMA_VERSION}); upgrade nenyax-core to read it."
+            )
+            raise NenyaxError(msg)
+    try:
+        return converter.structure(data, cls)
+    except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
+        details = "; ".join(cattrs.transform_error(exc)) if isinstance(exc, cattrs.BaseValidationError) else str(exc)
+        msg = f"Could not read a {cls.__name__} record: {details}."
+        raise NenyaxError(msg) from exc
+
+
+def dumps(obj: Any) -> bytes:
+    """Serialize a contract object (or plain data) to compact JSON bytes."""
+    return orjson.dumps(to_data(obj), option=_DUMP_OPTIONS)
+
+
+def loads(raw: bytes | str, cls: type[T]) -> T:
+    """Parse JSON bytes into `cls`."""
+    return from_data(orjson.loads(raw), cls)
+
+
+def canonical_json(obj: Any) -> bytes:
+    """Deterministic JSON (sorted keys) used for digests."""
+    return orjson.dumps(to_data(obj), option=_DUMP_OPTIONS | orjson.OPT_SORT_KEYS)

@@ -1,0 +1,181 @@
+"""Conformance checks for `adapter` plugins. Each yields one sentence per problem found."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+
+from nenyax.core import serde
+from nenyax.core.check import Outcome as CheckOutcome
+from nenyax.core.check import check as check_env
+from nenyax.core.environment import Environment
+from nenyax.core.errors import NenyaxError, UsageError
+from nenyax.core.interfaces import Adapter
+from nenyax.core.loader import load
+from nenyax.core.manifest import Manifest
+from nenyax.core.registry import import_factory
+from nenyax.core.trajectory import Status, Tier, Trajectory
+from nenyax.testing.report import Check, Finding, Severity
+from nenyax.testing.subject import Subject
+
+_LAZY_PROBE = """
+import json, sys
+from nenyax.core.registry import Registry
+entry = Registry().get({kind!r}, {name!r})
+module = entry.spec.factory.partition(":")[0]
+print(json.dumps({{"imported": module in sys.modules, "module": module}}))
+"""
+
+
+def _examples(subject: Subject) -> list[str]:
+    return [str(e) for e in subject.instance().examples()]
+
+
+def registration_is_lazy(subject: Subject) -> Iterator[str]:
+    """Discovery does not import the factory's module (so `nenyax --help` stays fast)."""
+    if subject.installed:
+        # Authoritative: a fresh interpreter, where nothing else imported the module first.
+        probe = _LAZY_PROBE.format(kind=subject.kind, name=subject.name)
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False)
+        if done.returncode != 0:
+            yield f"Discovering plugins in a fresh interpreter failed: {done.stderr.strip().splitlines()[-1:]}"
+            return
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        imported, module = result["imported"], result["module"]
+    else:
+        # In-process: only meaningful when nothing imported the module before discovery ran.
+        before = set(sys.modules)
+        module = subject.registry.fresh().get(subject.kind, subject.name).spec.factory.partition(":")[0]
+        imported = module not in before and module in sys.modules
+    if imported:
+        yield f"Discovery imported {module!r}; a plugin module must only return PluginSpecs with lazy factory strings."
+
+
+def factory_importable(subject: Subject) -> Iterator[str | Finding]:
+    """The spec's factory string imports, and the plugin is attributed to a distribution."""
+    entry = subject.entry
+    try:
+        factory = import_factory(entry.spec.factory)
+    except Exception as exc:
+        yield f"The factory {entry.spec.factory!r} does not import: {type(exc).__name__}: {exc}."
+        return
+    if not callable(factory):
+        yield f"The factory {entry.spec.factory!r} is not callable."
+    if subject.installed and not entry.distribution:
+        yield Finding(
+            check="adapter/factory-importable",
+            message="The plugin is not attributed to an installed distribution; install it with pip.",
+            severity=Severity.WARNING,
+        )
+
+
+def factory_returns_adapter(subject: Subject) -> Iterator[str]:
+    """The factory returns an Adapter whose examples are URIs of its own scheme."""
+    adapter = subject.instance()
+    if not isinstance(adapter, Adapter):
+        yield f"The factory returned {type(adapter).__name__}, which lacks load(uri) and examples()."
+        return
+    examples = _examples(subject)
+    if not examples:
+        yield "examples() returned no URI; give at least one that loads offline."
+    for uri in examples:
+        if not uri.startswith(f"{subject.name}:"):
+            yield f"Example {uri!r} does not start with '{subject.name}:'."
+
+
+def examples_load(subject: Subject) -> Iterator[str]:
+    """Each example loads into an Environment with a valid, stable manifest and task ids."""
+    for uri in _examples(subject):
+        try:
+            env = load(uri, registry=subject.registry)
+        except NenyaxError as exc:
+            yield f"Example {uri!r} failed to load: {exc}"
+            continue
+        if not isinstance(env, Environment):
+            yield f"Example {uri!r} loaded as {type(env).__name__}, not an Environment."
+            continue
+        manifest = env.manifest
+        if manifest.uri != uri:
+            yield f"Example {uri!r} has manifest uri {manifest.uri!r}."
+        if serde.loads(serde.dumps(manifest), Manifest) != manifest:
+            yield f"The manifest of {uri!r} does not survive a JSON round trip."
+        if load(uri, registry=subject.registry).manifest.digest != manifest.digest:
+            yield f"Loading {uri!r} twice gave different manifest digests."
+        if not env.task_ids(limit=3):
+            yield f"Example {uri!r} lists no task ids."
+        env.close()
+
+
+def bad_uri_is_clear(subject: Subject) -> Iterator[str]:
+    """A URI naming nothing raises a one-sentence usage error, not an arbitrary exception."""
+    uri = f"{subject.name}:__nenyax_no_such_environment__"
+    try:
+        load(uri, registry=subject.registry)
+    except UsageError as exc:
+        text = str(exc)
+        if not text or "\n" in text or not text.rstrip().endswith((".", "?", ")")):
+            yield f"The error for {uri!r} is not one sentence: {text!r}."
+        return
+    except Exception as exc:
+        yield f"Loading {uri!r} raised {type(exc).__name__} ({exc}); raise nenyax.core.BadURIError instead."
+        return
+    yield f"Loading {uri!r} succeeded; an unknown name must raise nenyax.core.BadURIError."
+
+
+def _claimed_tier(env: Environment) -> Tier:
+    caps = env.manifest.capabilities
+    if caps.reference_policy and caps.null_policy:
+        return Tier.AUDITED
+    if caps.seeded or caps.stable_task_ids:
+        return Tier.TRAINABLE
+    return Tier.EVALUABLE
+
+
+def examples_reach_claimed_tier(subject: Subject) -> Iterator[str]:
+    """`nenyax check` on each example reaches the tier its capabilities claim."""
+    for uri in _examples(subject):
+        claimed = _claimed_tier(load(uri, registry=subject.registry))
+        report = check_env(uri, samples=3, registry=subject.registry)
+        if report.tier < claimed:
+            blocking = [r for r in report.results if r.outcome is not CheckOutcome.PASSED]
+            why = "; ".join(f"{r.id} {r.outcome.value}: {r.evidence}" for r in blocking[:2])
+            yield f"{uri!r} claims {claimed.label} but reached {report.tier.label} ({why})."
+
+
+def trajectory_roundtrip(subject: Subject) -> Iterator[str]:
+    """A judged trajectory of each example survives JSON unchanged and records where it came from."""
+    for uri in _examples(subject):
+        env = load(uri, registry=subject.registry)
+        caps = env.manifest.capabilities
+        policy = "null" if caps.null_policy else "random" if caps.random_policy else "reference"
+        traj = env.rollout(policy)
+        if traj.status is not Status.OK or traj.judgment is None:
+            yield f"A {policy} episode of {uri!r} ended {traj.status.value}: {traj.error}"
+            continue
+        if serde.loads(serde.dumps(traj), Trajectory) != traj:
+            yield f"A trajectory of {uri!r} does not survive a JSON round trip (are observations JSON-native?)."
+        if traj.env_uri != uri or traj.manifest_digest != env.manifest.digest:
+            yield f"A trajectory of {uri!r} does not record its environment URI and manifest digest."
+
+
+ADAPTER_CHECKS: tuple[Check, ...] = (
+    # First: later checks import the implementation, after which laziness cannot be observed in-process.
+    Check(id="adapter/registration-is-lazy", summary="discovery imports nothing heavy", run=registration_is_lazy),
+    Check(id="adapter/factory-importable", summary="the factory string imports", run=factory_importable),
+    Check(id="adapter/factory-returns-adapter", summary="factory returns an Adapter", run=factory_returns_adapter),
+    Check(id="adapter/examples-load", summary="examples load with valid manifests", run=examples_load),
+    Check(id="adapter/bad-uri-is-clear", summary="bad URIs raise one clear sentence", run=bad_uri_is_clear),
+    Check(
+        id="adapter/examples-reach-claimed-tier",
+        summary="examples reach the tier their capabilities claim",
+        run=examples_reach_claimed_tier,
+    ),
+    Check(
+        id="adapter/trajectory-roundtrip",
+        summary="trajectories round-trip and record their origin",
+        run=trajectory_roundtrip,
+    ),
+)
+"""Every adapter check, in the order they run."""

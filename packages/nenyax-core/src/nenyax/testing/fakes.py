@@ -1,0 +1,209 @@
+"""In-memory reference implementations for tests: an ``arith`` adapter that passes every check,
+and deliberately broken variants, one flaw each, that prove the kit's checks can fail.
+
+Used by Nenyax's own tests and available to plugin authors who need a known-good environment.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from nenyax.core.environment import Session, StepEnvironment
+from nenyax.core.errors import BadURIError
+from nenyax.core.hookspecs import PluginSpec, hookimpl
+from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
+from nenyax.core.trajectory import Judgment, Step
+from nenyax.core.uri import EnvURI
+
+
+class ArithEnvironment(StepEnvironment):
+    """``arith:add?size=N&seed=S``: single-turn additions, judged by exact match."""
+
+    def __init__(self, uri: str, size: int, seed: int, capabilities: Capabilities | None = None) -> None:
+        """Build the manifest; `capabilities` lets broken variants over-claim."""
+        self.size, self.seed = size, seed
+        super().__init__(
+            Manifest(
+                uri=uri,
+                format="arith",
+                format_version="1",
+                mode=Mode.STEP,
+                name="add",
+                splits=(Split(name="all", count=size),),
+                observation="A question like 'What is 3 + 4?'.",
+                action="The sum, as text.",
+                score_range=(0.0, 1.0),
+                capabilities=capabilities
+                or Capabilities(seeded=True, stable_task_ids=True, reference_policy=True, max_turns=1),
+            )
+        )
+
+    def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
+        """``add/<seed>/<index>``."""
+        count = self.size if limit is None else min(limit, self.size)
+        return [f"add/{self.seed}/{i}" for i in range(count)]
+
+    def operands(self, task: str) -> tuple[int, int]:
+        """The two numbers of a task, derived from its id alone."""
+        rng = random.Random(task)
+        return rng.randint(0, 99), rng.randint(0, 99)
+
+    def session(self, task: str | None = None, seed: int | None = None) -> ArithSession:
+        """Open `task` (the first task when none is given)."""
+        task = task or self.task_ids(limit=1)[0]
+        if task not in self.task_ids():
+            msg = f"{task!r} is not a task of {self.uri}."
+            raise BadURIError(msg)
+        return ArithSession(self, task)
+
+
+class ArithSession(Session):
+    """One addition question; any answer ends it."""
+
+    def __init__(self, env: ArithEnvironment, task: str) -> None:
+        """Start the question of `task`."""
+        self.env, self.task_id, self.seed = env, task, env.seed
+        self.a, self.b = env.operands(task)
+        self.answer: str | None = None
+
+    @property
+    def observation(self) -> Any:
+        """The question."""
+        return f"What is {self.a} + {self.b}?"
+
+    @property
+    def done(self) -> bool:
+        """Done after one answer."""
+        return self.answer is not None
+
+    def act(self, action: Any) -> Step:
+        """Exact-match the answer."""
+        self.answer = str(action).strip()
+        reward = 1.0 if self.answer == str(self.a + self.b) else 0.0
+        return Step(observation=self.observation, action=action, reward=reward, terminated=True)
+
+    def judge(self, steps: Sequence[Step]) -> Judgment:
+        """The last step's reward."""
+        score = steps[-1].reward if steps else 0.0
+        return Judgment(score=score, passed=score == 1.0, judge="arith:exact")
+
+    def render(self) -> list[dict[str, Any]]:
+        """The question as a user message."""
+        return [{"role": "user", "content": self.observation}]
+
+    def reference_action(self) -> Any:
+        """The correct sum."""
+        return str(self.a + self.b)
+
+    def null_action(self) -> Any:
+        """An empty answer."""
+        return ""
+
+    def random_action(self, rng: random.Random) -> Any:
+        """Random letters."""
+        return "".join(rng.choice(string.ascii_lowercase) for _ in range(8))
+
+
+class ArithAdapter:
+    """The well-behaved fake adapter: passes every adapter check."""
+
+    def load(self, uri: EnvURI) -> StepEnvironment:
+        """Load ``arith:add``; anything else is a one-sentence BadURIError."""
+        if uri.target != "add":
+            msg = f"The arith format has one environment, 'add'; there is no {uri.target!r}."
+            raise BadURIError(msg)
+        return ArithEnvironment(uri.raw, size=int(uri.params.get("size", 10)), seed=int(uri.params.get("seed", 0)))
+
+    def examples(self) -> list[str]:
+        """One URI that loads offline."""
+        return ["arith:add?size=5"]
+
+
+# ---------------------------------------------------------------- broken variants, one flaw each
+
+
+class NotAnAdapter:
+    """Flaw: the factory returns something without ``load``/``examples``."""
+
+
+class ForeignExamplesAdapter(ArithAdapter):
+    """Flaw: examples name another format."""
+
+    def examples(self) -> list[str]:
+        return ["other:add"]
+
+
+class UnstableManifestAdapter(ArithAdapter):
+    """Flaw: the manifest embeds the load time, so its digest changes on every load."""
+
+    def load(self, uri: EnvURI) -> StepEnvironment:
+        env = super().load(uri)
+        env.manifest = attrs.evolve(env.manifest, extra={"loaded_at": time.perf_counter_ns()})
+        return env
+
+
+class CrashOnBadURIAdapter(ArithAdapter):
+    """Flaw: an unknown name raises KeyError instead of a clear BadURIError."""
+
+    def load(self, uri: EnvURI) -> StepEnvironment:
+        if uri.target != "add":
+            raise KeyError(uri.target)
+        return super().load(uri)
+
+
+class WrongReferenceEnvironment(ArithEnvironment):
+    """Flaw: claims an oracle, but its 'reference' answers are wrong."""
+
+    def session(self, task: str | None = None, seed: int | None = None) -> ArithSession:
+        session = super().session(task, seed)
+        session.reference_action = lambda: "-1"  # type: ignore[method-assign]
+        return session
+
+
+class WrongReferenceAdapter(ArithAdapter):
+    """Flaw: over-claims `reference_policy`."""
+
+    def load(self, uri: EnvURI) -> StepEnvironment:
+        base = super().load(uri)
+        return WrongReferenceEnvironment(uri.raw, size=base.size, seed=base.seed)  # type: ignore[attr-defined]
+
+
+class TupleObservationSession(ArithSession):
+    """Flaw: observations are tuples, which JSON turns into lists (so records do not read back equal)."""
+
+    @property
+    def observation(self) -> Any:
+        return (self.a, self.b)
+
+
+class TupleObservationEnvironment(ArithEnvironment):
+    def session(self, task: str | None = None, seed: int | None = None) -> ArithSession:
+        base = super().session(task, seed)
+        return TupleObservationSession(self, base.task_id or "")
+
+
+class TupleObservationAdapter(ArithAdapter):
+    """Flaw: non-JSON-native observations."""
+
+    def load(self, uri: EnvURI) -> StepEnvironment:
+        base = super().load(uri)
+        return TupleObservationEnvironment(uri.raw, size=base.size, seed=base.seed)  # type: ignore[attr-defined]
+
+
+class AdapterPlugin:
+    """A plugin object (as an entry-point module would be) declaring one ``arith`` adapter."""
+
+    def __init__(self, factory: str = "nenyax.testing.fakes:ArithAdapter", name: str = "arith") -> None:
+        """Declare adapter `name` built by `factory`."""
+        self.factory, self.name = factory, name
+
+    @hookimpl
+    def nenyax_register_adapters(self) -> PluginSpec:
+        """The fake adapter's spec."""
+        return PluginSpec(kind="adapter", name=self.name, factory=self.factory, summary="in-memory fake")

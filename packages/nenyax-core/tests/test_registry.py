@@ -1,0 +1,109 @@
+import sys
+import types
+
+import pytest
+
+from nenyax.core.errors import DuplicatePluginError, ManifestError, PluginLoadError, UnknownPluginError
+from nenyax.core.hookspecs import PluginSpec, hookimpl
+from nenyax.core.loader import load
+from nenyax.core.registry import Registry
+from nenyax.testing.fakes import AdapterPlugin, ArithAdapter
+
+
+def test_lookup_and_create():
+    registry = Registry.from_plugins(("fake", AdapterPlugin()))
+    assert registry.names("adapter") == ["arith"]
+    assert registry.names("sandbox") == []
+    assert isinstance(registry.create("adapter", "arith"), ArithAdapter)
+
+
+def test_unknown_name_suggests_close_ones():
+    registry = Registry.from_plugins(("fake", AdapterPlugin()))
+    with pytest.raises(UnknownPluginError, match="Did you mean 'arith'"):
+        registry.get("adapter", "arth")
+    with pytest.raises(UnknownPluginError, match="Did you mean 'adapter'"):
+        registry.get("adaptor", "arith")
+
+
+def test_duplicate_names_name_both_distributions():
+    registry = Registry([("one", AdapterPlugin(), "nenyax-one", "1.0"), ("two", AdapterPlugin(), "nenyax-two", "2.0")])
+    with pytest.raises(DuplicatePluginError) as info:
+        registry.names("adapter")
+    message = str(info.value)
+    assert "nenyax-one 1.0" in message and "nenyax-two 2.0" in message
+    assert "NENYAX_DISABLE_PLUGINS=" in message
+
+
+class _BrokenHook:
+    @hookimpl
+    def nenyax_register_adapters(self):
+        raise RuntimeError("boom")
+
+
+def test_broken_plugin_is_reported_and_others_still_load(monkeypatch):
+    monkeypatch.delenv("NENYAX_STRICT_PLUGINS", raising=False)
+    registry = Registry.from_plugins(("broken", _BrokenHook()), ("fake", AdapterPlugin()))
+    assert registry.names("adapter") == ["arith"]
+    assert [f.plugin for f in registry.failures] == ["broken"]
+    assert "boom" in registry.failures[0].error
+
+
+def test_strict_mode_makes_a_broken_plugin_fatal(monkeypatch):
+    monkeypatch.setenv("NENYAX_STRICT_PLUGINS", "1")
+    registry = Registry.from_plugins(("broken", _BrokenHook()), ("fake", AdapterPlugin()))
+    with pytest.raises(PluginLoadError, match=r"'broken'.*failed to load"):
+        registry.names("adapter")
+
+
+def test_spec_of_wrong_kind_is_refused(monkeypatch):
+    monkeypatch.setenv("NENYAX_STRICT_PLUGINS", "1")
+
+    class WrongKind:
+        @hookimpl
+        def nenyax_register_adapters(self):
+            return PluginSpec(kind="sandbox", name="x", factory="a:b")
+
+    with pytest.raises(PluginLoadError, match="returned a sandbox spec"):
+        Registry.from_plugins(("wrong", WrongKind())).names("adapter")
+
+
+@pytest.mark.parametrize(
+    ("fields", "fragment"),
+    [
+        ({"kind": "widget"}, "is not one of"),
+        ({"name": "Bad Name"}, "must be lower-case"),
+        ({"factory": "not-an-import-string"}, "import string"),
+    ],
+)
+def test_invalid_specs(fields, fragment):
+    with pytest.raises(ManifestError, match=fragment):
+        PluginSpec(**{"kind": "adapter", "name": "ok", "factory": "a.b:C", **fields})
+
+
+def test_discovery_is_lazy():
+    module = types.ModuleType("nenyax_lazy_probe")
+    module.Adapter = ArithAdapter
+    registry = Registry.from_plugins(("fake", AdapterPlugin(factory="nenyax_lazy_probe:Adapter")))
+    assert registry.names("adapter") == ["arith"]
+    assert "nenyax_lazy_probe" not in sys.modules
+    sys.modules["nenyax_lazy_probe"] = module
+    try:
+        assert isinstance(registry.create("adapter", "arith"), ArithAdapter)
+    finally:
+        del sys.modules["nenyax_lazy_probe"]
+
+
+def test_factory_that_cannot_import_is_a_clear_error():
+    registry = Registry.from_plugins(("fake", AdapterPlugin(factory="nenyax_not_installed_anywhere:X")))
+    with pytest.raises(PluginLoadError, match="could not be imported"):
+        registry.create("adapter", "arith")
+
+
+def test_load_routes_by_scheme_and_suggests_formats():
+    registry = Registry.from_plugins(("fake", AdapterPlugin()))
+    env = load("arith:add?size=3", registry=registry)
+    assert env.task_ids() == ["add/0/0", "add/0/1", "add/0/2"]
+    with pytest.raises(UnknownPluginError, match="Did you mean 'arith'"):
+        load("arth:add", registry=registry)
+    with pytest.raises(UnknownPluginError, match="pip install nenyax-adapters-zzz"):
+        load("zzz:add", registry=registry)

@@ -1,0 +1,184 @@
+import asyncio
+
+import orjson
+import pytest
+
+from nenyax.core.errors import InfraFailure, PolicyFailure, UsageError
+from nenyax.core.rollout import run_step_episode
+from nenyax.core.runs import Sink, new_run_dir, read_trajectories
+from nenyax.core.trajectory import PolicyInfo, Status
+from nenyax.testing.fakes import ArithEnvironment, ArithSession
+
+
+@pytest.fixture
+def env():
+    return ArithEnvironment("arith:add?size=6", size=6, seed=0)
+
+
+def test_builtin_policies_are_judged(env):
+    ref, null, rand = (env.rollout(p, task="add/0/1") for p in ("reference", "null", "random"))
+    assert (ref.status, ref.score, ref.judgment.passed) == (Status.OK, 1.0, True)
+    assert (null.score, rand.score) == (0.0, 0.0)
+    assert ref.policy.kind == "reference" and ref.task_id == "add/0/1"
+    assert ref.manifest_digest == env.manifest.digest and ref.timing.seconds >= 0
+
+
+def test_callable_policy_sees_the_native_observation(env):
+    seen = []
+
+    def policy(observation):
+        seen.append(observation)
+        a, b = (int(x) for x in observation.removeprefix("What is ").removesuffix("?").split(" + "))
+        return str(a + b)
+
+    traj = env.rollout(policy, task="add/0/2")
+    assert traj.score == 1.0 and seen == [traj.steps[0].observation]
+    assert traj.policy.kind == "callable" and "policy" in traj.policy.name
+
+
+def test_async_callable_policy(env):
+    async def policy(observation):
+        await asyncio.sleep(0)
+        return "nope"
+
+    assert env.rollout(policy).status is Status.OK
+
+
+def test_policy_failure_is_scored_zero_and_infra_failure_is_not_scored(env):
+    def broken(_):
+        raise ValueError("bad policy")
+
+    def outage(_):
+        raise InfraFailure("server down")
+
+    failed = env.rollout(broken)
+    assert failed.status is Status.POLICY_ERROR and failed.score == 0.0 and "bad policy" in failed.error
+    infra = env.rollout(outage)
+    assert infra.status is Status.INFRA_ERROR and infra.judgment is None and infra.score is None
+
+
+class _BrokenStart(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        raise RuntimeError("reset exploded")
+
+
+class _BrokenVerifier(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        session = super().session(task, seed)
+        session.judge = lambda steps: 1 / 0
+        return session
+
+
+def test_env_and_verifier_failures_are_classified_and_keep_what_happened():
+    started = _BrokenStart("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
+    assert started.status is Status.ENV_ERROR and started.judgment is None and "reset exploded" in started.error
+    judged = _BrokenVerifier("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
+    assert judged.status is Status.VERIFIER_ERROR and judged.judgment is None
+    assert len(judged.steps) == 1 and judged.steps[0].reward == 1.0
+
+
+def test_unknown_task_is_a_user_error(env):
+    with pytest.raises(UsageError, match="is not a task"):
+        env.rollout("reference", task="add/0/99")
+
+
+def test_timeout_status(env):
+    async def slow(_):
+        await asyncio.sleep(5)
+
+    traj = asyncio.run(run_step_episode(env, slow, timeout=0.05))
+    assert traj.status is Status.TIMEOUT and traj.judgment is None
+
+
+class _TextPolicy:
+    info = PolicyInfo(kind="test", name="text")
+    speaks_text = True
+
+    def __init__(self, reply):
+        self.reply = reply
+
+    async def act(self, turn):
+        return self.reply(turn.messages)
+
+
+class _StrictSession(ArithSession):
+    def parse_action(self, text):
+        if not text.strip().isdigit():
+            raise PolicyFailure(f"{text!r} is not a number.")
+        return text.strip()
+
+
+class _StrictEnv(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        base = super().session(task, seed)
+        return _StrictSession(self, base.task_id)
+
+
+def test_text_policy_transcript_and_parse_failure():
+    env = _StrictEnv("arith:add", size=2, seed=0)
+    good = env.rollout(_TextPolicy(lambda messages: " 12 "), task="add/0/0")
+    assert [m["role"] for m in good.messages] == ["user", "assistant"]
+    assert good.steps[0].text == " 12 " and good.status is Status.OK
+    bad = env.rollout(_TextPolicy(lambda messages: "twelve"), task="add/0/0")
+    assert bad.status is Status.POLICY_ERROR and bad.score == 0.0
+    assert bad.steps[0].text == "twelve" and "not a number" in bad.steps[0].info["error"]
+
+
+def test_random_policy_is_reproducible_per_sample(env):
+    first = asyncio.run(run_step_episode(env, "random", task="add/0/0", sample=0))
+    again = asyncio.run(run_step_episode(env, "random", task="add/0/0", sample=0))
+    other = asyncio.run(run_step_episode(env, "random", task="add/0/0", sample=1))
+    assert first.steps[0].action == again.steps[0].action != other.steps[0].action
+
+
+def test_sync_rollout_works_inside_a_running_loop(env):
+    async def notebook_cell():
+        return env.rollout("reference", task="add/0/0")
+
+    assert asyncio.run(notebook_cell()).score == 1.0
+
+
+def test_rollouts_stream_groups_to_jsonl_with_bounded_concurrency(env, tmp_path):
+    path = tmp_path / "run" / "trajectories.jsonl"
+    active, peak, lines_seen = 0, 0, []
+
+    async def policy(_):
+        nonlocal active, peak
+        active += 1
+        peak = max(peak, active)
+        lines_seen.append(len(path.read_bytes().splitlines()) if path.exists() else 0)
+        await asyncio.sleep(0.01)
+        active -= 1
+        return "0"
+
+    trajs = env.rollouts(policy, ["add/0/0", "add/0/1"], n=3, concurrency=2, sink=path)
+    assert len(trajs) == 6 and peak == 2
+    groups = {t.task_id: {t2.group_id for t2 in trajs if t2.task_id == t.task_id} for t in trajs}
+    assert all(len(ids) == 1 for ids in groups.values()) and len({*groups["add/0/0"], *groups["add/0/1"]}) == 2
+    assert max(lines_seen) >= 2  # earlier episodes were on disk while later ones ran
+    assert sorted(t.id for t in read_trajectories(path)) == sorted(t.id for t in trajs)
+
+
+def test_sink_appends_and_reader_skips_a_cut_last_line(env, tmp_path):
+    path = tmp_path / "t.jsonl"
+    with Sink(path) as sink:
+        sink.write(env.rollout("reference"))
+    with Sink(path) as sink:
+        sink.write(env.rollout("null"))
+    with path.open("ab") as f:
+        f.write(b'{"env_uri": "arith:add", "cut sho')
+    assert [t.policy.kind for t in read_trajectories(path)] == ["reference", "null"]
+
+
+def test_reader_refuses_a_damaged_middle_line(env, tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"{broken\n" + orjson.dumps({"x": 1}) + b"\n")
+    with pytest.raises(UsageError, match="damaged"):
+        list(read_trajectories(path))
+
+
+def test_run_dir_records_the_manifest(env, tmp_path):
+    run = new_run_dir(tmp_path, env.manifest, {"policy": "reference"})
+    record = orjson.loads((run / "run.json").read_bytes())
+    assert record["digest"] == env.manifest.digest and record["policy"] == "reference"
+    assert new_run_dir(tmp_path, env.manifest) != run
