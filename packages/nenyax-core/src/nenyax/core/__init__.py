@@ -7,7 +7,9 @@ traj.judgment.score
 """
 
 from nenyax.core._version import __version__
+from nenyax.core.chat import ChatRequest
 from nenyax.core.check import CheckReport, CheckResult, Outcome, acheck, check
+from nenyax.core.endpoint import DEFAULT_MODEL, Endpoint
 from nenyax.core.environment import Environment, Session, StepEnvironment
 from nenyax.core.errors import (
     BadURIError,
@@ -45,10 +47,13 @@ from nenyax.core.uri import EnvURI, parse_uri
 __all__ = [
     "BadURIError",
     "CallablePolicy",
+    "ChatRequest",
     "Capabilities",
     "CheckReport",
     "CheckResult",
+    "DEFAULT_MODEL",
     "DuplicatePluginError",
+    "Endpoint",
     "EnvURI",
     "Environment",
     "EnvironmentFailure",

@@ -108,11 +108,14 @@ def nenyax_register_adapters() -> SpecResult:  # type: ignore[empty-body]
 def nenyax_register_providers() -> SpecResult:  # type: ignore[empty-body]
     """Declare the model transports this plugin provides (the part before ``:`` in ``openai:MODEL``).
 
-    The factory returns a `nenyax.core.interfaces.Provider`: an async ``complete`` that sends one
-    chat request and returns a `ModelCall` holding the response and, when the transport can tell,
-    prompt/completion token ids and per-token logprobs. Transport failures raise
-    `nenyax.core.errors.PolicyFailure` subclasses only for model misbehaviour; network and server
-    faults must surface as infrastructure errors so no episode is scored 0 for them.
+    Unlike other kinds, the factory is called with keyword options from the Endpoint
+    (``base_url``, ``api_key``, ``timeout``, ``max_retries`` and provider-specific ones; ignore
+    what you do not use) and returns a `nenyax.core.interfaces.Provider`: an async
+    ``complete(ChatRequest) -> ModelCall`` that records the response and, when the transport can
+    tell, prompt/completion token ids and per-token logprobs, plus ``aclose()``.
+
+    Network and server faults (after the provider's own retries) raise `InfraFailure`, so the
+    episode is ``infra_error`` and never scored 0.
     """
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from nenyax.core.chat import ChatRequest
 from nenyax.core.environment import Environment
 from nenyax.core.trajectory import Group, Judgment, ModelCall, Trajectory
 from nenyax.core.uri import EnvURI
@@ -26,12 +27,19 @@ class Adapter(Protocol):
 
 @runtime_checkable
 class Provider(Protocol):
-    """The transport behind an Endpoint."""
+    """The transport behind an Endpoint; built by the plugin's factory from keyword options."""
 
-    async def complete(
-        self, model: str, messages: Sequence[dict[str, Any]], *, tools: Sequence[dict[str, Any]] = (), **params: Any
-    ) -> ModelCall:
-        """Send one chat request; return the recorded call (tokens and logprobs when known)."""
+    async def complete(self, request: ChatRequest) -> ModelCall:
+        """Send one chat request; return the recorded call (token ids and logprobs when known).
+
+        Raise `InfraFailure` (one sentence) when the transport or server fails after retries, or
+        the server's response is malformed: the episode then ends ``infra_error``, never scored.
+        Must work from any event loop; keep one connection pool per loop, not one per call.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections and models held for the current event loop."""
         ...
 
 

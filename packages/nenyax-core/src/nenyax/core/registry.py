@@ -187,17 +187,20 @@ class Registry:
             raise UnknownPluginError(msg)
         return found[name]
 
-    def create(self, kind: str, name: str) -> Any:
-        """Import and call the factory of plugin `name` of `kind` (the first and only heavy step)."""
+    def factory(self, kind: str, name: str) -> Any:
+        """Import the factory of plugin `name` of `kind` without calling it (the heavy step)."""
         entry = self.get(kind, name)
         try:
-            factory = import_factory(entry.spec.factory)
-            return factory()
+            return import_factory(entry.spec.factory)
         except ImportError as exc:
             msg = (
                 f"The {kind} {name!r} ({_who(entry)}) could not be imported: {exc}. Reinstall it with its dependencies."
             )
             raise PluginLoadError(msg) from exc
+
+    def create(self, kind: str, name: str, **options: Any) -> Any:
+        """Import and call the factory of plugin `name` of `kind` with `options`."""
+        return self.factory(kind, name)(**options)
 
 
 def import_factory(ref: str) -> Any:

@@ -1,0 +1,118 @@
+"""`Endpoint`: a chat model behind a provider plugin, usable as a policy in every mode."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+from typing import Any
+
+from nenyax.core.chat import SAMPLING_KEYS, ChatRequest
+from nenyax.core.errors import UsageError
+from nenyax.core.registry import Registry, default_registry
+from nenyax.core.trajectory import ModelCall, PolicyInfo
+
+DEFAULT_MODEL = "local:smollm2-135m"
+"""The embedded model, used wherever the user names none."""
+
+
+class Endpoint:
+    """A chat model as a text policy: ``Endpoint("openai:gpt-4.1-mini")``, ``Endpoint("local:smollm2-135m")``.
+
+    Every call is recorded as a `ModelCall` in the trajectory. Calls are bounded by
+    `max_concurrency` per event loop; the provider keeps one connection pool per loop.
+    """
+
+    speaks_text = True
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        max_concurrency: int = 64,
+        revision: str | None = None,
+        registry: Registry | None = None,
+        provider_options: dict[str, Any] | None = None,
+        **sampling: Any,
+    ) -> None:
+        """Name the model as ``provider:model``; sampling parameters (temperature, max_tokens, ...) as keywords."""
+        spec = model or os.environ.get("NENYAX_MODEL") or DEFAULT_MODEL
+        provider, sep, name = spec.partition(":")
+        if not sep or not provider or not name:
+            msg = f"Name the model as '<provider>:<model>', e.g. 'openai:gpt-4.1-mini' or '{DEFAULT_MODEL}'; got {spec!r}."
+            raise UsageError(msg)
+        unknown = set(sampling) - SAMPLING_KEYS
+        if unknown:
+            msg = f"Unknown sampling parameter(s) {', '.join(sorted(unknown))}; use {', '.join(sorted(SAMPLING_KEYS))}."
+            raise UsageError(msg)
+        if max_concurrency < 1:
+            msg = f"max_concurrency must be at least 1, got {max_concurrency}."
+            raise UsageError(msg)
+        self.provider_name, self.model = provider, name
+        self.params = sampling
+        self.max_concurrency = max_concurrency
+        self.revision = revision
+        options = dict(provider_options or {})
+        if base_url is not None:
+            options["base_url"] = base_url
+        if api_key_env is not None:
+            options["api_key"] = os.environ.get(api_key_env)
+            if options["api_key"] is None:
+                msg = f"The environment variable {api_key_env} holds no API key; set it or pass another api_key_env."
+                raise UsageError(msg)
+        self._options = options
+        self._registry = registry
+        self._provider: Any = None
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __repr__(self) -> str:
+        return f"Endpoint({self.provider_name}:{self.model})"
+
+    @property
+    def provider(self) -> Any:
+        """The provider plugin instance (created on first use: this is where heavy imports happen)."""
+        if self._provider is None:
+            registry = self._registry or default_registry()
+            self._provider = registry.create("provider", self.provider_name, **self._options)
+        return self._provider
+
+    @property
+    def info(self) -> PolicyInfo:
+        """The model path recorded in each trajectory."""
+        revision = self.revision or getattr(self._provider, "revision", None)
+        return PolicyInfo(
+            kind="endpoint",
+            name=f"{self.provider_name}:{self.model}",
+            provider=self.provider_name,
+            model=self.model,
+            revision=revision if isinstance(revision, str) else None,
+        )
+
+    def _gate(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        gate = self._gates.get(loop)
+        if gate is None:
+            gate = self._gates[loop] = asyncio.Semaphore(self.max_concurrency)
+        return gate
+
+    async def complete(self, messages: list[dict[str, Any]], tools: tuple[dict[str, Any], ...] = ()) -> ModelCall:
+        """Send one request with this endpoint's model and sampling parameters."""
+        request = ChatRequest(model=self.model, messages=tuple(messages), tools=tools, params=dict(self.params))
+        async with self._gate():
+            return await self.provider.complete(request)
+
+    async def act(self, turn: Any) -> str:
+        """Reply to the transcript; the call is recorded on the turn."""
+        call = await self.complete(turn.messages)
+        turn.calls.append(call)
+        content = call.response.get("content")
+        return content if isinstance(content, str) else ""
+
+    async def aclose(self) -> None:
+        """Close the provider's connections for the current loop."""
+        if self._provider is not None:
+            await self._provider.aclose()
