@@ -18,8 +18,8 @@ nox.options.error_on_external_run = True
 ROOT = Path(__file__).parent
 PACKAGES = {p.parent.name: p.parent for p in sorted(ROOT.glob("packages/*/pyproject.toml"))}
 PYTHON = "3.11"
-# pip takes torch from this machine's local CPU wheel only when pinned exactly.
-CONSTRAINTS = ["torch==2.13.0"]
+# Pins applied to every install (e.g. torch==2.13.0: pip takes the local CPU wheel only when pinned).
+CONSTRAINTS = ["-c", str(ROOT / "constraints.txt")]
 ENV = {"NENYAX_STRICT_PLUGINS": "1", "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0"}
 
 

@@ -270,14 +270,21 @@ async def _failures_classified(ctx: _Context) -> str:
 async def _reference_beats_null(ctx: _Context) -> str:
     ctx.claim("reference_policy")
     ctx.claim("null_policy")
-    rows = []
+    stochastic = ctx.need_env().manifest.capabilities.stochastic
+    refs, nulls = [], []
     for task in ctx.need_tasks():
         ref = _score(await ctx.play("reference", task), "reference")
         null = _score(await ctx.play("null", task), "null")
-        if not ref > null:
+        if ref < null or (ref == null and not stochastic):
             raise _Fail(f"On {task} the reference scored {ref:g}, not above the null policy's {null:g}.")
-        rows.append(f"{ref:g}>{null:g}")
-    return f"Reference beat null on all {len(rows)} sampled tasks ({', '.join(rows)})."
+        refs.append(ref)
+        nulls.append(null)
+    pairs = ", ".join(f"{r:g}/{n:g}" for r, n in zip(refs, nulls, strict=True))
+    if stochastic:
+        if not sum(refs) > sum(nulls):
+            raise _Fail(f"The reference did not beat the null policy on average (reference/null: {pairs}).")
+        return f"Stochastic: reference never below null and above it on average (reference/null: {pairs})."
+    return f"Reference beat null on all {len(refs)} sampled tasks (reference/null: {pairs})."
 
 
 async def _garbage_below_reference(ctx: _Context) -> str:

@@ -41,7 +41,7 @@ class Endpoint:
         spec = model or os.environ.get("NENYAX_MODEL") or DEFAULT_MODEL
         provider, sep, name = spec.partition(":")
         if not sep or not provider or not name:
-            msg = f"Name the model as '<provider>:<model>', e.g. 'openai:gpt-4.1-mini' or '{DEFAULT_MODEL}'; got {spec!r}."
+            msg = f"Name the model as '<provider>:<model>' (e.g. {DEFAULT_MODEL!r}), not {spec!r}."
             raise UsageError(msg)
         unknown = set(sampling) - SAMPLING_KEYS
         if unknown:

@@ -46,6 +46,10 @@ class Capabilities:
     """The built-in `null` policy (do nothing / answer nothing) is available."""
     random_policy: bool = True
     """The built-in `random` policy (a garbage or random action) is available."""
+    stochastic: bool = False
+    """Outcomes are random even for a fixed task and seed's start (e.g. slippery dynamics), so even
+    an optimal policy can fail a task: the audit then asks the reference to never do worse than
+    the null policy and to beat it on average, instead of beating it on every task."""
     multi_turn: bool = False
     """An episode can take more than one action."""
     tools: bool = False
