@@ -7,6 +7,8 @@ import os
 import weakref
 from typing import Any
 
+import attrs
+
 from nenyax.core.chat import SAMPLING_KEYS, ChatRequest
 from nenyax.core.errors import UsageError
 from nenyax.core.registry import Registry, default_registry
@@ -101,7 +103,11 @@ class Endpoint:
 
     async def complete(self, messages: list[dict[str, Any]], tools: tuple[dict[str, Any], ...] = ()) -> ModelCall:
         """Send one request with this endpoint's model and sampling parameters."""
-        request = ChatRequest(model=self.model, messages=tuple(messages), tools=tools, params=dict(self.params))
+        return await self.send(ChatRequest(model=self.model, messages=tuple(messages), tools=tools))
+
+    async def send(self, request: ChatRequest) -> ModelCall:
+        """Send `request` as this endpoint's model; its own sampling parameters win over the endpoint's."""
+        request = attrs.evolve(request, model=self.model, params={**self.params, **request.params})
         async with self._gate():
             return await self.provider.complete(request)
 

@@ -1,0 +1,140 @@
+"""A scripted OpenAI-compatible chat server with fault injection, for reliability tests and benchmarks.
+
+It is not a model: replies come from a Python function of the messages. Use it where the point is
+the transport (retries, timeouts, truncation, concurrency), and a real model everywhere else.
+Token ids are the reply's UTF-8 bytes and every logprob is -0.5, so clients can check that what
+the server sent is what they recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import orjson
+from aiohttp import web
+
+FAULTS = ("429", "500", "reset", "slow", "truncated")
+
+
+@attrs.define
+class FaultPlan:
+    """Inject a fault into a fraction `rate` of requests, drawn from `kinds` by a seeded generator."""
+
+    rate: float = 0.0
+    kinds: tuple[str, ...] = FAULTS
+    seed: int = 0
+    slow_seconds: float = 2.0
+
+
+class ScriptedModelServer:
+    """``POST /v1/chat/completions`` answered by ``reply(messages) -> str`` after `latency` seconds."""
+
+    def __init__(
+        self,
+        reply: Callable[[list[dict[str, Any]]], str] = lambda messages: "ok",
+        *,
+        latency: float = 0.0,
+        faults: FaultPlan | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
+        """Configure replies, latency and faults; call `start()` to serve."""
+        self.reply, self.latency, self.faults, self.host = reply, latency, faults or FaultPlan(), host
+        self._rng = random.Random(self.faults.seed)
+        self.injected: Counter[str] = Counter()
+        self.requests = 0
+        self.port = 0
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://host:port/v1``."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    async def start(self) -> ScriptedModelServer:
+        """Start serving on a free port."""
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/completions", self._completions)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, 0, backlog=4096)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def close(self) -> None:
+        """Stop serving."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def __aenter__(self) -> ScriptedModelServer:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _fault(self) -> str | None:
+        if self.faults.rate and self._rng.random() < self.faults.rate:
+            kind = self._rng.choice(self.faults.kinds)
+            self.injected[kind] += 1
+            return kind
+        return None
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        self.requests += 1
+        body = orjson.loads(await request.read())
+        fault = self._fault()
+        if fault == "429":
+            return web.json_response({"error": {"message": "slow down"}}, status=429, headers={"Retry-After": "0"})
+        if fault == "500":
+            return web.json_response({"error": {"message": "internal error"}}, status=500)
+        if fault == "reset":
+            assert request.transport is not None
+            request.transport.close()
+            return web.Response()
+        if fault == "slow":
+            await asyncio.sleep(self.faults.slow_seconds)
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        text = self.reply(body["messages"])
+        ids = list(text.encode())
+        completion = {
+            "id": f"chatcmpl-{self.requests}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "scripted"),
+            "system_fingerprint": "scripted-1",
+            "prompt_token_ids": [1, 2, 3],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                    "logprobs": {"content": [{"token": chr(i), "logprob": -0.5} for i in ids]},
+                    "token_ids": ids,
+                }
+            ],
+            "usage": {"prompt_tokens": 3, "completion_tokens": len(ids), "total_tokens": 3 + len(ids)},
+        }
+        raw = orjson.dumps(completion)
+        if fault == "truncated":
+            raw = raw[: len(raw) // 2]
+        return web.Response(body=raw, content_type="application/json")
+
+    async def _completions(self, request: web.Request) -> web.Response:
+        """Text completions; with ``echo`` the prompt's bytes come back as tokens with logprob -0.5."""
+        self.requests += 1
+        body = orjson.loads(await request.read())
+        prompt = str(body.get("prompt", ""))
+        text = (prompt if body.get("echo") else "") + self.reply([{"role": "user", "content": prompt}])
+        logprobs = (
+            {"tokens": list(text), "token_logprobs": [-0.5] * len(text)} if body.get("logprobs") is not None else None
+        )
+        choice = {"index": 0, "text": text, "finish_reason": "stop", "logprobs": logprobs}
+        return web.json_response({"object": "text_completion", "model": body.get("model"), "choices": [choice]})

@@ -1,0 +1,194 @@
+"""The openai provider against loopback servers: a scripted one with injected faults, and raw aiohttp ones."""
+
+import asyncio
+
+import pytest
+from aiohttp import web
+
+from nenyax.core import Endpoint, InfraFailure, Status, UsageError
+from nenyax.core.chat import ChatRequest
+from nenyax.core.openai_provider import OpenAIProvider
+from nenyax.core.runs import read_trajectories
+from nenyax.testing.fakes import ArithEnvironment
+from nenyax.testing.model_server import FaultPlan, ScriptedModelServer
+
+REQUEST = ChatRequest(model="m", messages=({"role": "user", "content": "hi"},), params={"temperature": 0.5})
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+async def _serve(handler):
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/v1"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_records_text_token_ids_and_logprobs(stream):
+    async def main():
+        async with ScriptedModelServer(lambda m: "héllo") as server:
+            if stream:
+                return await _streamed(server.base_url)
+            provider = OpenAIProvider(base_url=server.base_url)
+            return await provider.complete(REQUEST)
+
+    call = run(main())
+    assert call.response == {"role": "assistant", "content": "héllo"}
+    if not stream:
+        assert bytes(call.completion_token_ids).decode() == "héllo"
+        assert call.logprobs == (-0.5,) * len("héllo".encode())
+        assert call.prompt_token_ids == (1, 2, 3) and call.fingerprint == "scripted-1"
+        assert call.params == {"temperature": 0.5} and call.usage["completion_tokens"] == 6
+
+
+async def _streamed(base_url):
+    """The scripted server does not stream, so stream through the recording proxy in front of it."""
+    from nenyax.core.proxy import RecordingProxy
+
+    async with RecordingProxy() as proxy:
+        upstream = Endpoint("openai:m", base_url=base_url)
+        async with proxy.episode(upstream) as route:
+            provider = OpenAIProvider(base_url=route.base_url, stream=True)
+            call = await provider.complete(REQUEST)
+        assert bytes(call.completion_token_ids).decode() == "héllo"
+        assert call.logprobs == (-0.5,) * 6 and call.prompt_token_ids == (1, 2, 3)
+        return call
+
+
+def test_retries_429_honouring_retry_after_then_succeeds():
+    attempts = []
+
+    async def handler(request):
+        attempts.append(1)
+        if len(attempts) < 3:
+            return web.json_response({"error": "busy"}, status=429, headers={"Retry-After": "0.05"})
+        return web.json_response({"choices": [{"message": {"role": "assistant", "content": "ok"}}]})
+
+    async def main():
+        runner, url = await _serve(handler)
+        try:
+            return await OpenAIProvider(base_url=url, backoff=10).complete(REQUEST)
+        finally:
+            await runner.cleanup()
+
+    call = run(main())
+    assert len(attempts) == 3 and call.response["content"] == "ok"
+    assert 0.1 <= call.latency_s < 5  # waited Retry-After, not the 10 s backoff
+
+
+@pytest.mark.parametrize("kind", ["500", "reset", "truncated", "slow"])
+def test_persistent_faults_become_infra_failure(kind):
+    async def main():
+        plan = FaultPlan(rate=1.0, kinds=(kind,), slow_seconds=0.5)
+        async with ScriptedModelServer(faults=plan) as server:
+            provider = OpenAIProvider(base_url=server.base_url, max_retries=2, backoff=0.01, timeout=0.2)
+            with pytest.raises(InfraFailure, match="kept failing after 3 attempts"):
+                await provider.complete(REQUEST)
+            assert server.requests == 3
+
+    run(main())
+
+
+def test_bad_key_is_a_user_error_and_malformed_json_an_infra_failure():
+    async def unauthorized(request):
+        return web.json_response({"error": "bad key"}, status=401)
+
+    async def malformed(request):
+        return web.json_response({"choices": []})
+
+    async def main():
+        for handler, error, fragment in (
+            (unauthorized, UsageError, "rejected the API key"),
+            (malformed, InfraFailure, "malformed"),
+        ):
+            runner, url = await _serve(handler)
+            try:
+                with pytest.raises(error, match=fragment):
+                    await OpenAIProvider(base_url=url, max_retries=0).complete(REQUEST)
+            finally:
+                await runner.cleanup()
+
+    run(main())
+
+
+def test_server_that_refuses_token_ids_is_asked_again_without_them():
+    seen = []
+
+    async def handler(request):
+        body = await request.json()
+        seen.append("return_token_ids" in body)
+        if body.get("return_token_ids"):
+            return web.json_response({"error": "Unrecognized request argument supplied: return_token_ids"}, status=400)
+        return web.json_response({"choices": [{"message": {"role": "assistant", "content": "ok"}}]})
+
+    async def main():
+        runner, url = await _serve(handler)
+        try:
+            provider = OpenAIProvider(base_url=url)
+            await provider.complete(REQUEST)
+            await provider.complete(REQUEST)
+        finally:
+            await runner.cleanup()
+
+    run(main())
+    assert seen == [True, False, False]
+
+
+def test_one_session_per_loop():
+    async def main():
+        async with ScriptedModelServer() as server:
+            provider = OpenAIProvider(base_url=server.base_url)
+            await asyncio.gather(*(provider.complete(REQUEST) for _ in range(50)))
+            assert len(provider._sessions) == 1
+            await provider.aclose()
+            assert len(provider._sessions) == 0
+
+    run(main())
+
+
+def test_endpoint_records_calls_in_the_trajectory():
+    async def main():
+        async with ScriptedModelServer(lambda m: "7") as server:
+            env = ArithEnvironment("arith:add", size=3, seed=0)
+            endpoint = Endpoint("openai:scripted", base_url=server.base_url, temperature=0.0)
+            return await env.arollout(endpoint, task="add/0/0")
+
+    traj = run(main())
+    assert traj.status is Status.OK and traj.policy.kind == "endpoint" and traj.policy.model == "scripted"
+    [call] = traj.model_calls
+    assert call.completion_token_ids == tuple(b"7") and call.params == {"temperature": 0.0}
+    assert traj.steps[0].text == "7" and [m["role"] for m in traj.messages] == ["user", "assistant"]
+
+
+def test_1000_episodes_under_20_percent_faults_lose_nothing_and_score_no_infra_failure(tmp_path):
+    sink = tmp_path / "t.jsonl"
+
+    async def main():
+        plan = FaultPlan(rate=0.2, seed=1, slow_seconds=1.0)
+        async with ScriptedModelServer(lambda m: "0", faults=plan) as server:
+            env = ArithEnvironment("arith:add", size=1000, seed=0)
+            endpoint = Endpoint(
+                "openai:scripted",
+                base_url=server.base_url,
+                provider_options={"max_retries": 2, "backoff": 0.01, "timeout": 0.5},
+            )
+            trajs = await env.arollouts(endpoint, 1000, concurrency=128, sink=sink)
+            return trajs, server.injected
+
+    trajs, injected = run(main())
+    assert set(injected) == {"429", "500", "reset", "slow", "truncated"}
+    recorded = list(read_trajectories(sink))
+    assert len(trajs) == len(recorded) == 1000 and len({t.task_id for t in recorded}) == 1000
+    statuses = {t.status for t in recorded}
+    assert statuses <= {Status.OK, Status.INFRA_ERROR} and Status.OK in statuses
+    for t in recorded:
+        if t.status is Status.INFRA_ERROR:
+            assert t.judgment is None and "kept failing" in t.error
+        else:
+            assert t.judgment is not None and len(t.model_calls) == 1
