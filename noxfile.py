@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -54,9 +56,19 @@ def tests(session: nox.Session, package: str) -> None:
     session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=ENV)
 
 
+def _ensure_chromium(session: nox.Session) -> None:
+    """The HTML replay is checked in a real headless Chromium; install Debian's when we can."""
+    if shutil.which("chromium") or not (shutil.which("apt-get") and os.geteuid() == 0):
+        return
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("apt-get", "update", "-qq", external=True, env=env, silent=True)
+    session.run("apt-get", "install", "-y", "-qq", "chromium", external=True, env=env, silent=True)
+
+
 @nox.session(python=PYTHON)
 def integration(session: nox.Session) -> None:
     """Every distribution installed together, and the root tests/ suite."""
+    _ensure_chromium(session)
     _install_local(session, *PACKAGES)
     session.install("pytest>=8", "build", "hatchling")
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", *session.posargs, env=ENV)

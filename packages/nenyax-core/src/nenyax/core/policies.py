@@ -117,8 +117,9 @@ def as_policy(policy: Any) -> Policy:
             return BUILTIN_POLICIES[policy]()
         msg = f"Unknown built-in policy {policy!r}." + did_you_mean(policy, BUILTIN_POLICIES, "policy")
         raise UsageError(msg)
-    if isinstance(policy, Policy):
-        return policy
+    # Duck-typed first: a runtime Protocol isinstance check is slow on the per-episode path.
+    if hasattr(policy, "act") and hasattr(policy, "speaks_text") and hasattr(policy, "info"):
+        return policy  # type: ignore[no-any-return]
     if callable(policy):
         return CallablePolicy(policy)
     msg = f"{policy!r} is not a policy: pass a callable, a Policy, or one of {', '.join(BUILTIN_POLICIES)}."

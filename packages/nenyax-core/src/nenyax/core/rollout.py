@@ -176,21 +176,25 @@ async def run_many(
     ids = env.task_ids(limit=tasks) if tasks is None or isinstance(tasks, int) else list(tasks)
     pol = as_policy(policy)
     out_sink = open_sink(sink)
-    gate = asyncio.Semaphore(concurrency)
-
-    async def one(task: str, group_id: str | None, sample: int) -> Trajectory:
-        async with gate:
-            traj = await env.arollout(pol, task=task, group_id=group_id, sample=sample)
-        if out_sink is not None:
-            out_sink.write(traj)
-        return traj
-
-    jobs = []
+    jobs: list[tuple[str, str | None, int]] = []
     for task in ids:
         group_id = new_id() if n > 1 else None
-        jobs.extend(one(task, group_id, k) for k in range(n))
+        jobs.extend((task, group_id, k) for k in range(n))
+    results: list[Trajectory | None] = [None] * len(jobs)
+    pending = iter(enumerate(jobs))
+
+    # A fixed pool of workers pulling from one iterator: no semaphore with thousands of waiters
+    # (whose bookkeeping is O(waiters) per acquire in asyncio), and memory bounded by `concurrency`.
+    async def worker() -> None:
+        for index, (task, group_id, sample) in pending:
+            traj = await env.arollout(pol, task=task, group_id=group_id, sample=sample)
+            if out_sink is not None:
+                out_sink.write(traj)
+            results[index] = traj
+
     try:
-        return list(await asyncio.gather(*jobs))
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(jobs)))))
     finally:
         if out_sink is not None and not isinstance(sink, Sink):
             out_sink.close()
+    return [t for t in results if t is not None]

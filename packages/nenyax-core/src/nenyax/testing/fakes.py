@@ -57,7 +57,8 @@ class ArithEnvironment(StepEnvironment):
     def session(self, task: str | None = None, seed: int | None = None) -> ArithSession:
         """Open `task` (the first task when none is given)."""
         task = task or self.task_ids(limit=1)[0]
-        if task not in self.task_ids():
+        prefix, _, index = task.rpartition("/")
+        if prefix != f"add/{self.seed}" or not index.isdigit() or int(index) >= self.size:
             msg = f"{task!r} is not a task of {self.uri}."
             raise BadURIError(msg)
         return ArithSession(self, task)

@@ -138,3 +138,24 @@ class ScriptedModelServer:
         )
         choice = {"index": 0, "text": text, "finish_reason": "stop", "logprobs": logprobs}
         return web.json_response({"object": "text_completion", "model": body.get("model"), "choices": [choice]})
+
+
+def main() -> None:
+    """``python -m nenyax.testing.model_server --latency 0.1``: serve until killed; print the base URL."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--reply", default="ok", help="the reply text")
+    args = parser.parse_args()
+
+    async def serve() -> None:
+        server = await ScriptedModelServer(lambda messages: args.reply, latency=args.latency).start()
+        print(server.base_url, flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()

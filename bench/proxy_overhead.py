@@ -1,0 +1,67 @@
+"""Added latency per call through the recording proxy vs calling the same loopback server directly.
+
+Both paths use the openai provider (aiohttp) against the scripted server running in another process;
+the proxy runs in the client's process, as it does in a real run. Prints p50/p90 of each and the
+added latency (goal: <= 1 ms at p50). Run: `python bench/proxy_overhead.py [--calls 2000]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+
+from _server import scripted_server
+
+from nenyax.core import ChatRequest, Endpoint
+from nenyax.core.openai_provider import OpenAIProvider
+from nenyax.core.proxy import RecordingProxy
+
+REQUEST = ChatRequest(model="m", messages=({"role": "user", "content": "What is 2 + 2?"},))
+
+
+async def _timed(provider: OpenAIProvider, calls: int) -> list[float]:
+    for _ in range(50):  # warm the connection pool
+        await provider.complete(REQUEST)
+    out = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        await provider.complete(REQUEST)
+        out.append(time.perf_counter() - started)
+    return out
+
+
+async def measure(base_url: str, calls: int) -> tuple[list[float], list[float]]:
+    direct_provider = OpenAIProvider(base_url=base_url)
+    direct = await _timed(direct_provider, calls)
+    endpoint = Endpoint("openai:m", base_url=base_url)
+    async with RecordingProxy() as proxy:
+        async with proxy.episode(endpoint) as route:
+            via_provider = OpenAIProvider(base_url=route.base_url)
+            via = await _timed(via_provider, calls)
+            assert len(route.calls) == calls + 50
+            await via_provider.aclose()
+    await endpoint.aclose()
+    await direct_provider.aclose()
+    return direct, via
+
+
+def _q(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100)[int(q) - 1] * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=2000)
+    args = parser.parse_args()
+    with scripted_server() as base_url:
+        direct, via = asyncio.run(measure(base_url, args.calls))
+    d50, v50 = statistics.median(direct) * 1000, statistics.median(via) * 1000
+    print(f"direct      p50 {d50:.3f} ms   p90 {_q(direct, 90):.3f} ms   ({args.calls} calls)")
+    print(f"via proxy   p50 {v50:.3f} ms   p90 {_q(via, 90):.3f} ms")
+    print(f"added latency p50 {v50 - d50:.3f} ms (goal <= 1 ms); ratio via/direct {v50 / d50:.2f}")
+
+
+if __name__ == "__main__":
+    main()
