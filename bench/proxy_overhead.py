@@ -36,12 +36,11 @@ async def measure(base_url: str, calls: int) -> tuple[list[float], list[float]]:
     direct_provider = OpenAIProvider(base_url=base_url)
     direct = await _timed(direct_provider, calls)
     endpoint = Endpoint("openai:m", base_url=base_url)
-    async with RecordingProxy() as proxy:
-        async with proxy.episode(endpoint) as route:
-            via_provider = OpenAIProvider(base_url=route.base_url)
-            via = await _timed(via_provider, calls)
-            assert len(route.calls) == calls + 50
-            await via_provider.aclose()
+    async with RecordingProxy() as proxy, proxy.episode(endpoint) as route:
+        via_provider = OpenAIProvider(base_url=route.base_url)
+        via = await _timed(via_provider, calls)
+        assert len(route.calls) == calls + 50
+        await via_provider.aclose()
     await endpoint.aclose()
     await direct_provider.aclose()
     return direct, via

@@ -192,3 +192,40 @@ def test_1000_episodes_under_20_percent_faults_lose_nothing_and_score_no_infra_f
             assert t.judgment is None and "kept failing" in t.error
         else:
             assert t.judgment is not None and len(t.model_calls) == 1
+
+
+def test_endpoint_from_config_and_its_mistakes():
+    endpoint = Endpoint.from_config(
+        {"use": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1", "temperature": 0.2}
+    )
+    assert (endpoint.provider_name, endpoint.model, endpoint.params) == ("openai", "m", {"temperature": 0.2})
+    assert endpoint.provider.base_url == "http://127.0.0.1:1/v1"
+    with pytest.raises(UsageError, match="Unknown endpoint setting"):
+        Endpoint.from_config({"model": "openai:m", "temprature": 1})
+    with pytest.raises(UsageError, match="holds no API key"):
+        Endpoint("openai:m", api_key_env="NENYAX_TEST_SURELY_UNSET_VARIABLE")
+
+
+def test_stream_assembler_joins_content_tool_calls_and_token_ids():
+    from nenyax.core.openai_wire import StreamAssembler, parse_sse_line
+
+    lines = [
+        b'data: {"model":"m","prompt_token_ids":[1,2],"choices":[{"delta":{"role":"assistant","content":"He"},"token_ids":[5],"logprobs":{"content":[{"logprob":-0.1}]}}]}',
+        b'data: {"choices":[{"delta":{"content":"y","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"add","arguments":"{\\"a\\":"}}]},"token_ids":[6],"logprobs":{"content":[{"logprob":-0.2}]}}]}',
+        b'data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":2,"completion_tokens":2}}',
+        b"",
+        b"data: [DONE]",
+    ]
+    assembler = StreamAssembler()
+    for line in lines:
+        parse_sse_line(line, assembler, "test")
+    data = assembler.result()
+    from nenyax.core.openai_wire import parse_response
+
+    call = parse_response(data, REQUEST, where="test", latency=0.0, provider="openai")
+    assert assembler.done and call.response["content"] == "Hey"
+    assert call.response["tool_calls"] == [
+        {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a":1}'}}
+    ]
+    assert call.completion_token_ids == (5, 6) and call.prompt_token_ids == (1, 2) and call.logprobs == (-0.1, -0.2)
+    assert call.finish_reason == "tool_calls" and call.usage == {"prompt_tokens": 2, "completion_tokens": 2}

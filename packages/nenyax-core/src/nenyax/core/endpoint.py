@@ -74,6 +74,26 @@ class Endpoint:
     def __repr__(self) -> str:
         return f"Endpoint({self.provider_name}:{self.model})"
 
+    @classmethod
+    def from_config(cls, config: dict[str, Any], registry: Registry | None = None) -> Endpoint:
+        """Build from a config table: ``{"model": "openai:m", "base_url": ..., "temperature": ...}``.
+
+        ``use = "<provider>"`` with ``model = "<name>"`` is accepted too, as plugins are picked elsewhere.
+        """
+        config = dict(config)
+        model = config.pop("model", None)
+        use = config.pop("use", None)
+        if use is not None:
+            model = f"{use}:{model}" if model else None
+        options = config.pop("provider_options", None)
+        known = {"base_url", "api_key_env", "max_concurrency", "revision"}
+        unknown = set(config) - known - SAMPLING_KEYS
+        if unknown:
+            names = ", ".join(sorted(unknown))
+            msg = f"Unknown endpoint setting(s) {names}; use model, base_url, api_key_env or sampling keys."
+            raise UsageError(msg)
+        return cls(model, registry=registry, provider_options=options, **config)
+
     @property
     def provider(self) -> Any:
         """The provider plugin instance (created on first use: this is where heavy imports happen)."""
