@@ -49,9 +49,8 @@ def main() -> None:
     with scripted_server(latency=args.latency, reply="7") as base_url:
         wall, cpu, ok = asyncio.run(run(base_url, args.episodes, args.concurrency))
     ideal = args.latency * math.ceil(args.episodes / args.concurrency)
-    print(
-        f"{args.episodes} episodes, concurrency {args.concurrency}, server latency {args.latency * 1000:.0f} ms: {ok} ok"
-    )
+    latency_ms = args.latency * 1000
+    print(f"{args.episodes} episodes, concurrency {args.concurrency}, server latency {latency_ms:.0f} ms: {ok} ok")
     print(f"wall {wall:.3f} s, latency-bound ideal {ideal:.3f} s, wall/ideal {wall / ideal:.2f} (goal <= 1.25)")
     print(f"client CPU {cpu:.2f} s = {cpu / args.episodes * 1000:.3f} ms per call")
 
