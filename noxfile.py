@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["lint", "tests", "integration", "wheels"]
+nox.options.sessions = ["lint", "tests", "integration", "wheels", "wheel-alone"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_external_run = True
 
@@ -74,15 +74,38 @@ def integration(session: nox.Session) -> None:
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", *session.posargs, env=ENV)
 
 
-@nox.session(python=PYTHON)
-def wheels(session: nox.Session) -> None:
-    """Build each distribution's wheel, install the wheels (not the sources) and run the main job."""
+def _build_wheels(session: nox.Session) -> Path:
     out = Path(session.create_tmp()) / "wheels"
     for path in PACKAGES.values():
         session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(path))
+    return out
+
+
+@nox.session(python=PYTHON)
+def wheels(session: nox.Session) -> None:
+    """Build every wheel, install the wheels (not the sources) together and run the main job."""
+    out = _build_wheels(session)
     session.install(*sorted(str(w) for w in out.glob("*.whl")), *CONSTRAINTS)
     session.run("nenyax", "plugins", "--json", env=ENV)
     session.run("nenyax", "check", "reasoning_gym:basic_arithmetic", "--require", "audited", env=ENV)
+
+
+@nox.session(python=PYTHON, name="wheel-alone")
+@nox.parametrize("package", list(PACKAGES))
+def wheel_alone(session: nox.Session, package: str) -> None:
+    """One distribution's wheel installs with only what it declares, and its modules import."""
+    out = _build_wheels(session)
+    session.install("--find-links", str(out), package, *CONSTRAINTS)
+    src = PACKAGES[package] / "src"
+    modules = []
+    for path in sorted(src.rglob("*.py")):
+        parts = path.relative_to(src).with_suffix("").parts
+        # __main__ runs the CLI; the pytest suites need pytest, an optional extra.
+        if parts[-1] == "__main__" or "suites" in parts:
+            continue
+        modules.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    probe = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)"
+    session.run("python", "-c", probe, *modules, env=ENV)
 
 
 @nox.session(python=PYTHON)
