@@ -104,14 +104,16 @@ def materialize(source: ModelSource) -> tuple[Path, bool]:
     digest = sha256_file(source.path)
     final = models_dir() / f"{source.path.stem}-{digest[:16]}"
     try:
-        built = publish_once(final, lambda tmp: convert_gguf(source.path, tmp, digest))
-    except NenyaxError:
-        raise
-    except PermissionError as exc:
+        final.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
         msg = (
             f"Cannot write the model cache at {final.parent} ({exc.strerror}); set NENYAX_CACHE_DIR to a writable one."
         )
         raise UsageError(msg) from exc
+    try:
+        built = publish_once(final, lambda tmp: convert_gguf(source.path, tmp, digest))
+    except NenyaxError:
+        raise
     except Exception as exc:
         msg = f"Converting {source.path.name} into {final.parent} failed ({type(exc).__name__}: {exc})."
         raise InfraFailure(msg) from exc
