@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 import torch
 
-from nenyax.providers.local.sampling import Sampler
+from nenyax.providers.local.sampling import Sampler, logprob
 
 
 @attrs.define
@@ -79,20 +79,19 @@ def generate(
             logits_to_keep=1,
             **{cache_kwarg: cache},
         )
-        return out.logits[:, -1, :].float().cpu()
+        return out.logits[:, -1, :].float().cpu().numpy()
 
     live = list(range(len(seqs)))  # batch row -> index into seqs
     with torch.inference_mode():
         logits = forward(ids)
         while True:
-            logprobs = torch.log_softmax(logits, dim=-1)
             keep: list[int] = []
             tokens: list[int] = []
             for row, index in enumerate(live):
                 seq = seqs[index]
                 token = seq.sampler.choose(logits[row])
                 seq.completion.append(token)
-                seq.logprobs.append(float(logprobs[row, token]))
+                seq.logprobs.append(logprob(logits[row], token))
                 seq.finish_reason = _finish_reason(seq, token, eos_ids, decode)
                 if seq.finish_reason is None:
                     keep.append(row)

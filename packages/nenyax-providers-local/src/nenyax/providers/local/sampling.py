@@ -1,6 +1,6 @@
 """Sampling parameters of one request, validated, and the per-request sampler that applies them.
 
-Each request owns its own `torch.Generator`, so a seeded request samples the same tokens whether it
+Each request owns its own random stream, so a seeded request samples the same tokens whether it
 runs alone or micro-batched with others (up to float rounding between batch shapes).
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-import torch
+import numpy as np
 
 from nenyax.core.errors import UsageError
 
@@ -125,39 +125,71 @@ class Sampling:
 
 
 class Sampler:
-    """Chooses the next token of one sequence from its raw logits, with its own random stream."""
+    """Chooses the next token of one sequence from its raw logits, with its own random stream.
+
+    Works in NumPy on one thread: per-row work on a ~50k vocabulary is too small for torch's
+    intra-op thread pool, which on a busy 2-core machine made each sampling step 20x slower.
+    """
 
     def __init__(self, sampling: Sampling) -> None:
         """Seed the stream from ``sampling.seed``, or from fresh OS entropy when unseeded."""
         self.sampling = sampling
-        seed = sampling.seed if sampling.seed is not None else secrets.randbits(63)
-        # torch takes seeds in [-2**63, 2**64); folding keeps any Python int valid and distinct enough.
-        self.generator = torch.Generator().manual_seed(seed % 2**64)
+        seed = sampling.seed if sampling.seed is not None else secrets.randbits(64)
+        self.rng = np.random.Generator(np.random.PCG64(seed % 2**64))  # any Python int maps to a valid seed
         self._counts: dict[int, int] = {}
 
-    def choose(self, logits: torch.Tensor) -> int:
-        """Pick a token id from a 1-D float32 CPU tensor of raw logits."""
+    def choose(self, logits: np.ndarray) -> int:
+        """Pick a token id from a 1-D array of raw logits."""
         s = self.sampling
-        if s.presence_penalty or s.frequency_penalty:
-            logits = logits.clone()
-            for token, count in self._counts.items():
-                logits[token] -= s.presence_penalty + s.frequency_penalty * count
-        token = int(torch.argmax(logits)) if s.temperature == 0.0 else self._sample(logits / s.temperature)
+        x = logits.astype(np.float64)
+        if self._counts and (s.presence_penalty or s.frequency_penalty):
+            tokens = np.fromiter(self._counts, dtype=np.int64)
+            counts = np.fromiter(self._counts.values(), dtype=np.float64)
+            x[tokens] -= s.presence_penalty + s.frequency_penalty * counts
+        token = int(np.argmax(x)) if s.temperature == 0.0 else self._sample(x / s.temperature)
         self._counts[token] = self._counts.get(token, 0) + 1
         return token
 
-    def _sample(self, logits: torch.Tensor) -> int:
+    def _sample(self, x: np.ndarray) -> int:
         s = self.sampling
-        if 0 < s.top_k < logits.numel():
-            kth = torch.topk(logits, s.top_k).values[-1]
-            logits = logits.masked_fill(logits < kth, -math.inf)
+        if 0 < s.top_k < x.size:
+            kth = np.partition(x, -s.top_k)[-s.top_k]
+            x[x < kth] = -np.inf
+        weights = np.exp(x - x.max())
         if s.top_p < 1.0:
-            ordered, order = torch.sort(logits, descending=True)
-            probs = torch.softmax(ordered, dim=-1)
-            # Drop a token when the tokens ranked above it already reach top_p (the first always stays).
-            drop = (torch.cumsum(probs, dim=-1) - probs) >= s.top_p
-            drop[0] = False
-            logits = logits.clone()
-            logits[order[drop]] = -math.inf
-        probs = torch.softmax(logits, dim=-1)
-        return int(torch.multinomial(probs, 1, generator=self.generator))
+            weights = _nucleus(weights, s.top_p)
+        cdf = np.cumsum(weights)
+        # Inverse-CDF draw: the first token whose cumulative weight exceeds u (zero weights never win).
+        index = int(np.searchsorted(cdf, self.rng.random() * cdf[-1], side="right"))
+        if index >= x.size:  # u rounded up to the total: take the last token with any weight
+            index = int(np.flatnonzero(weights)[-1])
+        return index
+
+
+_NUCLEUS_CANDIDATES = 1024
+
+
+def _nucleus(weights: np.ndarray, top_p: float) -> np.ndarray:
+    """Zero every weight outside the smallest set of top tokens whose probability reaches `top_p`."""
+    total = weights.sum()
+    # Sorting the whole vocabulary costs ~5 ms; the nucleus almost always lies in the top 1024.
+    if weights.size > _NUCLEUS_CANDIDATES:
+        candidates = np.argpartition(-weights, _NUCLEUS_CANDIDATES - 1)[:_NUCLEUS_CANDIDATES]
+        if weights[candidates].sum() < top_p * total:
+            candidates = np.arange(weights.size)
+    else:
+        candidates = np.arange(weights.size)
+    candidates = candidates[np.argsort(-weights[candidates], kind="stable")]
+    probs = weights[candidates] / total
+    # Keep a token while the tokens ranked above it have not yet reached top_p (the first always stays).
+    keep = candidates[(np.cumsum(probs) - probs) < top_p]
+    nucleus = np.zeros_like(weights)
+    nucleus[keep] = weights[keep]
+    return nucleus
+
+
+def logprob(logits: np.ndarray, token: int) -> float:
+    """The raw log-probability of `token`: log-softmax of unprocessed logits, in float64."""
+    x = logits.astype(np.float64)
+    top = x.max()
+    return float(x[token] - top - np.log(np.exp(x - top).sum()))
