@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from nenyax.core import Endpoint, load
 from nenyax.core.chat import ChatRequest
 from nenyax.core.errors import UsageError
 from nenyax.providers.local import models
-from nenyax.providers.local.cache import cache_root, publish_once, sha256_file, weights_digest
+from nenyax.providers.local.cache import ABANDONED_AFTER_S, cache_root, publish_once, sha256_file, weights_digest
 from nenyax.providers.local.convert import MANIFEST
 from nenyax.providers.local.provider import LocalProvider
 
@@ -90,6 +92,13 @@ def test_the_conversion_is_cached_under_the_gguf_hash(engine):
     assert manifest["weights"] == weights_digest(folder) == engine.revision
 
 
+def test_a_gguf_path_is_served_through_the_same_cache(engine):
+    builtin = models.resolve_model("smollm2-135m")
+    by_path = models.resolve_model(str(builtin.path))
+    assert by_path.is_gguf and by_path.key == builtin.key
+    assert models.materialize(by_path) == (engine.folder, False)
+
+
 _RACER = textwrap.dedent(
     """
     import os, sys, time
@@ -130,6 +139,17 @@ def test_a_failed_build_leaves_nothing_behind(tmp_path):
     assert list(tmp_path.iterdir()) == []
     assert publish_once(tmp_path / "m", lambda tmp: (tmp / "ok").write_text("y")) is True
     assert publish_once(tmp_path / "m", lambda tmp: pytest.fail("rebuilt an existing folder")) is False
+
+
+def test_folders_left_by_a_dead_builder_are_reclaimed(tmp_path):
+    old = tmp_path / ".m.tmp-dead"
+    young = tmp_path / ".m.tmp-running"
+    for leftover in (old, young):
+        leftover.mkdir()
+        (leftover / "model.safetensors").write_text("half")
+    os.utime(old, (time.time() - 2 * ABANDONED_AFTER_S,) * 2)
+    assert publish_once(tmp_path / "m", lambda tmp: (tmp / "ok").write_text("y")) is True
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".m.tmp-running", "m"]
 
 
 def test_an_unusable_cache_location_is_a_usage_error(monkeypatch, tmp_path):

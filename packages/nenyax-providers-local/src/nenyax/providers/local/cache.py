@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -58,6 +60,20 @@ def weights_digest(folder: Path) -> str:
     return f"sha256:{digest.hexdigest()}"
 
 
+ABANDONED_AFTER_S = 3600.0
+"""A temp folder this old was left by a builder that died (a conversion takes about a minute)."""
+
+
+def _sweep_abandoned(final: Path) -> None:
+    # A killed conversion leaves a half-written ~500 MB temp folder; reclaim old ones. Young ones
+    # may belong to a builder that is still running, so they stay.
+    cutoff = time.time() - ABANDONED_AFTER_S
+    for leftover in final.parent.glob(f".{final.name}.tmp-*"):
+        with contextlib.suppress(OSError):
+            if leftover.stat().st_mtime < cutoff:
+                shutil.rmtree(leftover, ignore_errors=True)
+
+
 def publish_once(final: Path, build: Callable[[Path], None]) -> bool:
     """Make `final` exist by running `build` on a fresh sibling temp folder, then renaming it into place.
 
@@ -68,6 +84,7 @@ def publish_once(final: Path, build: Callable[[Path], None]) -> bool:
     if final.is_dir():
         return False
     final.parent.mkdir(parents=True, exist_ok=True)
+    _sweep_abandoned(final)
     # A sibling of `final` so the rename stays on one filesystem (and so is atomic).
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
     try:

@@ -81,6 +81,7 @@ class Engine:
         self.device_name, self.dtype_name = device, dtype
         self.max_batch, self.batch_window_s = max_batch, batch_window_s
         self._lock = threading.Lock()  # guards _pending and _draining
+        self._load_lock = threading.Lock()  # one load, even when a caller loads eagerly while the worker does
         self._pending: list[_Job] = []
         self._draining = False
         self.model: Any = None
@@ -215,8 +216,11 @@ class Engine:
 
     def load(self) -> None:
         """Load the model and tokenizer (converting a GGUF into the cache first if needed); idempotent."""
-        if self.model is not None:
-            return
+        with self._load_lock:
+            if self.model is None:
+                self._load()
+
+    def _load(self) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
