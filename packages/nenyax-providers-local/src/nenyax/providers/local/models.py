@@ -42,6 +42,8 @@ class ModelSource:
     path: Path
     """The folder, or the GGUF file."""
     is_gguf: bool
+    builtin: bool = False
+    """A named model this package vouches for: its load failing is an infrastructure fault, not the user's."""
 
     @property
     def key(self) -> str:
@@ -72,7 +74,7 @@ def _looks_like_path(name: str) -> bool:
 def resolve_model(name: str) -> ModelSource:
     """Map a model name to its source; raise `UsageError` (one sentence) for a name that serves nothing."""
     if name in BUILTINS:
-        return ModelSource(name=name, path=_builtin_path(name, BUILTINS[name]), is_gguf=True)
+        return ModelSource(name=name, path=_builtin_path(name, BUILTINS[name]), is_gguf=True, builtin=True)
     if not _looks_like_path(name) and not Path(name).exists():
         msg = (
             f"The local provider knows no model {name!r}; name a built-in or a Hugging Face model folder "
@@ -115,6 +117,7 @@ def materialize(source: ModelSource) -> tuple[Path, bool]:
     except NenyaxError:
         raise
     except Exception as exc:
-        msg = f"Converting {source.path.name} into {final.parent} failed ({type(exc).__name__}: {exc})."
-        raise InfraFailure(msg) from exc
+        reason = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else ""
+        msg = f"Converting {source.path} into {final.parent} failed ({type(exc).__name__}: {reason})."
+        raise (InfraFailure(msg) if source.builtin else UsageError(msg)) from exc
     return final, built
