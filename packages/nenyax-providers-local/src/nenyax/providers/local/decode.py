@@ -1,0 +1,108 @@
+"""The batched decoding loop: left-padded prefill, a KV cache, one sampler per sequence.
+
+Written out rather than calling ``model.generate`` because every sequence in a micro-batch keeps
+its own sampling parameters and random stream, and because the raw (pre-temperature) logprob of
+each sampled token is wanted, as vLLM reports it by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import torch
+
+from nenyax.providers.local.sampling import Sampler, logprob
+
+
+@attrs.define
+class Row:
+    """One request in a batch: its prompt, its sampler, and what has been generated so far."""
+
+    prompt_ids: list[int]
+    sampler: Sampler
+    max_new: int
+    """max_tokens, lowered where the context window leaves less room."""
+    completion: list[int] = attrs.Factory(list)
+    logprobs: list[float] = attrs.Factory(list)
+    finish_reason: str | None = None
+
+
+def _finish_reason(seq: Row, token: int, eos_ids: frozenset[int], decode: Callable[[list[int]], str]) -> str | None:
+    if token in eos_ids:
+        return "stop"
+    stops = seq.sampler.sampling.stop
+    # The whole completion is decoded (not just the last token) because a stop string can span
+    # tokens and byte-level tokens only form characters together.
+    if stops and any(stop in decode(seq.completion) for stop in stops):
+        return "stop"
+    if len(seq.completion) >= seq.max_new:
+        return "length"
+    return None
+
+
+def generate(
+    model: Any,
+    seqs: Sequence[Row],
+    *,
+    pad_id: int,
+    eos_ids: frozenset[int],
+    decode: Callable[[list[int]], str],
+    cache_kwarg: str,
+) -> None:
+    """Generate every sequence to completion in one batch, filling in tokens, logprobs and finish reasons.
+
+    A sequence ends at an EOS token (kept, finish ``stop``), at the token that completes a stop
+    string (kept, so text and tokens agree; finish ``stop``) or at ``max_new`` tokens (``length``).
+    Finished sequences leave the batch, so a long straggler does not pay for the short ones.
+    """
+    from transformers import DynamicCache
+
+    device = model.device
+    width = max(len(s.prompt_ids) for s in seqs)
+    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        ids[row, width - len(seq.prompt_ids) :] = torch.tensor(seq.prompt_ids)
+        mask[row, width - len(seq.prompt_ids) :] = 1
+    # Positions count real tokens only, so a left-padded prompt sees the same positions as unpadded.
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    cache = DynamicCache(config=model.config)
+
+    def forward(tokens: torch.Tensor) -> torch.Tensor:
+        out = model(
+            input_ids=tokens.to(device),
+            attention_mask=mask.to(device),
+            position_ids=positions.to(device),
+            use_cache=True,
+            logits_to_keep=1,
+            **{cache_kwarg: cache},
+        )
+        return out.logits[:, -1, :].float().cpu().numpy()
+
+    live = list(range(len(seqs)))  # batch row -> index into seqs
+    with torch.inference_mode():
+        logits = forward(ids)
+        while True:
+            keep: list[int] = []
+            tokens: list[int] = []
+            for row, index in enumerate(live):
+                seq = seqs[index]
+                token = seq.sampler.choose(logits[row])
+                seq.completion.append(token)
+                seq.logprobs.append(logprob(logits[row], token))
+                seq.finish_reason = _finish_reason(seq, token, eos_ids, decode)
+                if seq.finish_reason is None:
+                    keep.append(row)
+                    tokens.append(token)
+            if not keep:
+                return
+            if len(keep) < len(live):
+                rows = torch.tensor(keep)
+                cache.batch_select_indices(rows.to(device))
+                mask, positions = mask[rows], positions[rows]
+                live = [live[r] for r in keep]
+            mask = torch.cat([mask, torch.ones((len(live), 1), dtype=torch.long)], dim=1)
+            positions = positions[:, -1:] + 1
+            logits = forward(torch.tensor(tokens).unsqueeze(1))

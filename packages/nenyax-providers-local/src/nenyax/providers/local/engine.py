@@ -1,0 +1,282 @@
+"""One loaded model per process and weights, serving requests in micro-batches on a worker thread.
+
+Requests from any event loop (or none) are queued; a worker thread, started when work arrives and
+gone when the queue is empty, takes everything queued (up to ``max_batch``) and decodes it as one
+batch. So the model is only ever touched by one thread at a time, the event loops never block on
+it, and a GRPO group of 8 concurrent requests costs about one generation, not eight.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import hashlib
+import inspect
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nenyax.core.errors import InfraFailure, NenyaxError, PolicyFailure, UsageError
+from nenyax.providers.local.cache import weights_digest
+from nenyax.providers.local.convert import quiet_transformers, read_manifest
+from nenyax.providers.local.decode import Row, generate
+from nenyax.providers.local.models import ModelSource, materialize
+from nenyax.providers.local.sampling import Sampler, Sampling
+
+
+@attrs.frozen(kw_only=True)
+class Completion:
+    """What one request produced."""
+
+    prompt_ids: tuple[int, ...]
+    completion_ids: tuple[int, ...]
+    logprobs: tuple[float, ...]
+    text: str
+    finish_reason: str
+
+
+@attrs.define
+class _Job:
+    messages: Sequence[dict[str, Any]]
+    tools: Sequence[dict[str, Any]]
+    sampling: Sampling
+    future: concurrent.futures.Future[Completion] = attrs.Factory(concurrent.futures.Future)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0].rstrip('.')}" if text else type(exc).__name__
+
+
+def _pick_device(requested: str) -> Any:
+    import torch
+
+    if requested == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    device = torch.device(requested)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        msg = f"The device {requested!r} was asked for but this machine has no CUDA device; use device='auto'."
+        raise UsageError(msg)
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        msg = f"The device {requested!r} was asked for but MPS is not available here; use device='auto'."
+        raise UsageError(msg)
+    return device
+
+
+class Engine:
+    """A model and its tokenizer, loaded on first use, decoding queued requests in batches."""
+
+    def __init__(self, source: ModelSource, *, device: str, dtype: str, max_batch: int, batch_window_s: float) -> None:
+        """Prepare (but do not load) the model `source` names; loading happens on the worker thread."""
+        self.source = source
+        self.device_name, self.dtype_name = device, dtype
+        self.max_batch, self.batch_window_s = max_batch, batch_window_s
+        self._lock = threading.Lock()  # guards _pending and _draining
+        self._load_lock = threading.Lock()  # one load, even when a caller loads eagerly while the worker does
+        self._pending: list[_Job] = []
+        self._draining = False
+        self.model: Any = None
+        self.tokenizer: Any = None
+        self.folder: Path | None = None
+        self.revision: str | None = None
+        """``sha256:<hex>`` of the weight files actually loaded."""
+        self.chat_template_hash: str | None = None
+        self.converted = False
+        """Whether loading had to convert the GGUF (False when the cache already held it)."""
+        self.load_seconds: float | None = None
+        self.batch_sizes: collections.deque[int] = collections.deque(maxlen=1024)
+        """Size of each decoded batch, most recent last (to see micro-batching at work)."""
+
+    # ------------------------------------------------------------ queue
+
+    def submit(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], sampling: Sampling
+    ) -> concurrent.futures.Future[Completion]:
+        """Queue one chat request; the returned future resolves to its `Completion` or a NenyaxError."""
+        job = _Job(messages=messages, tools=tools, sampling=sampling)
+        with self._lock:
+            self._pending.append(job)
+            start, self._draining = not self._draining, True
+        if start:
+            try:
+                threading.Thread(target=self._drain, name=f"nenyax-local:{self.source.name}", daemon=True).start()
+            except RuntimeError as exc:
+                with self._lock:
+                    self._draining = False
+                msg = f"Could not start a thread for the local model ({exc})."
+                raise InfraFailure(msg) from exc
+        return job.future
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                waiting = len(self._pending)
+            # A short pause lets requests issued together (one asyncio.gather) join one batch.
+            if 0 < waiting < self.max_batch and self.batch_window_s > 0:
+                time.sleep(self.batch_window_s)
+            with self._lock:
+                jobs = self._pending[: self.max_batch]
+                del self._pending[: self.max_batch]
+                if not jobs:
+                    self._draining = False
+                    return
+            try:
+                self._serve([j for j in jobs if j.future.set_running_or_notify_cancel()])
+            except BaseException as exc:  # never leave a caller waiting forever
+                failure = InfraFailure(f"The local model failed unexpectedly ({_first_line(exc)}).")
+                for job in jobs:
+                    if not job.future.done():
+                        job.future.set_exception(failure)
+                if not isinstance(exc, Exception):
+                    with self._lock:
+                        self._draining = False
+                    raise
+
+    # ------------------------------------------------------------ serving
+
+    def _serve(self, jobs: list[_Job]) -> None:
+        if not jobs:
+            return
+        try:
+            self.load()
+        except NenyaxError as exc:
+            for job in jobs:
+                job.future.set_exception(exc)
+            return
+        ready: list[tuple[_Job, Row]] = []
+        for job in jobs:
+            try:
+                ready.append((job, self._sequence(job)))
+            except NenyaxError as exc:
+                job.future.set_exception(exc)
+        if not ready:
+            return
+        self.batch_sizes.append(len(ready))
+        try:
+            generate(
+                self.model,
+                [seq for _, seq in ready],
+                pad_id=self._pad_id,
+                eos_ids=self._eos_ids,
+                decode=self.decode,
+                cache_kwarg=self._cache_kwarg,
+            )
+        except Exception as exc:
+            failure = InfraFailure(
+                f"The local model {self.source.name!r} failed while generating ({_first_line(exc)})."
+            )
+            for job, _ in ready:
+                job.future.set_exception(failure)
+            return
+        for job, seq in ready:
+            job.future.set_result(
+                Completion(
+                    prompt_ids=tuple(seq.prompt_ids),
+                    completion_ids=tuple(seq.completion),
+                    logprobs=tuple(seq.logprobs),
+                    text=self.decode(seq.completion),
+                    finish_reason=seq.finish_reason or "length",
+                )
+            )
+
+    def decode(self, ids: list[int]) -> str:
+        """The text of `ids` without special tokens (how the completion text is always derived)."""
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    def prompt_ids(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> list[int]:
+        """Render `messages` with the model's chat template, ready for the assistant's turn, as token ids."""
+        try:
+            text = self.tokenizer.apply_chat_template(
+                list(messages), tools=list(tools) or None, add_generation_prompt=True, tokenize=False
+            )
+        except Exception as exc:
+            msg = f"The chat template of {self.source.name!r} cannot render these messages ({_first_line(exc)})."
+            raise UsageError(msg) from exc
+        # The template already holds every special token the model expects.
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _sequence(self, job: _Job) -> Row:
+        prompt = self.prompt_ids(job.messages, job.tools)
+        room = job.sampling.max_tokens
+        if self._context is not None:
+            room = min(room, self._context - len(prompt))
+            if room < 1:
+                msg = f"The prompt is {len(prompt)} tokens, which fills the model's {self._context}-token context."
+                raise PolicyFailure(msg)
+        return Row(prompt_ids=prompt, sampler=Sampler(job.sampling), max_new=room)
+
+    # ------------------------------------------------------------ loading
+
+    def load(self) -> None:
+        """Load the model and tokenizer (converting a GGUF into the cache first if needed); idempotent."""
+        with self._load_lock:
+            if self.model is None:
+                self._load()
+
+    def _load(self) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        started = time.perf_counter()
+        device = _pick_device(self.device_name)
+        folder, converted = materialize(self.source)
+        try:
+            with quiet_transformers():
+                tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+                model = AutoModelForCausalLM.from_pretrained(
+                    folder, dtype=getattr(torch, self.dtype_name), local_files_only=True
+                )
+            model.to(device).eval()
+        except Exception as exc:
+            msg = f"Could not load a chat model from {folder} ({_first_line(exc)})."
+            raise (InfraFailure(msg) if self.source.builtin else UsageError(msg)) from exc
+        template = tokenizer.chat_template
+        if not template:
+            msg = f"The model at {folder} has no chat template, so it cannot answer chat requests."
+            raise UsageError(msg)
+        template_text = template if isinstance(template, str) else repr(sorted(template.items()))
+        manifest = read_manifest(folder) if self.source.is_gguf else None
+        self.revision = manifest["weights"] if manifest and "weights" in manifest else weights_digest(folder)
+        self.chat_template_hash = "sha256:" + hashlib.sha256(template_text.encode()).hexdigest()
+        eos = model.generation_config.eos_token_id
+        eos_ids = {eos} if isinstance(eos, int) else set(eos or ())
+        if tokenizer.eos_token_id is not None:
+            eos_ids.add(tokenizer.eos_token_id)
+        self._eos_ids = frozenset(eos_ids)
+        pad = tokenizer.pad_token_id
+        self._pad_id = pad if pad is not None else min(eos_ids, default=0)
+        self._context: int | None = getattr(model.config, "max_position_embeddings", None)
+        # transformers 5 renamed the forward's `past_key_values` to `cache`; follow whichever exists.
+        params = inspect.signature(model.forward).parameters
+        self._cache_kwarg = "cache" if "cache" in params else "past_key_values"
+        self.folder, self.converted, self.tokenizer = folder, converted, tokenizer
+        self.load_seconds = time.perf_counter() - started
+        self.model = model  # last: a non-None model means everything above is set
+
+
+_ENGINES: weakref.WeakValueDictionary[tuple[str, str, str], Engine] = weakref.WeakValueDictionary()
+_ENGINES_LOCK = threading.Lock()
+
+
+def shared_engine(source: ModelSource, *, device: str, dtype: str, max_batch: int, batch_window_s: float) -> Engine:
+    """The process's engine for these weights, device and dtype, created if no provider holds one.
+
+    Engines are shared so that several Endpoints on one model load it once; one is freed when the
+    last provider holding it is closed. The first provider's batching settings win.
+    """
+    key = (source.key, device, dtype)
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(key)
+        if engine is None:
+            engine = Engine(source, device=device, dtype=dtype, max_batch=max_batch, batch_window_s=batch_window_s)
+            _ENGINES[key] = engine
+        return engine

