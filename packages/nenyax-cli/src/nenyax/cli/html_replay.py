@@ -55,9 +55,10 @@ def _turns(traj: Trajectory) -> str:
             if call is not None and call.completion_token_ids is not None:
                 tokens = f' <span class="dim">({len(call.completion_token_ids)} tokens, {call.latency_s:.2f} s)</span>'
             body.append(f'<div class="label">model{tokens}</div><pre class="model-text">{_e(step.text)}</pre>')
-        body.append(f'<div class="label">action</div><pre>{_e(step.action)}</pre>')
-        if step.info.get("error"):
-            body.append(f'<div class="label">error</div><pre>{_e(step.info["error"])}</pre>')
+        if step.text is None or step.action != step.text:
+            body.append(f'<div class="label">action</div><pre>{_e(step.action)}</pre>')
+        for key, value in step.info.items():
+            body.append(f'<div class="label">{_e(key)}</div><pre>{_e(value)}</pre>')
         parts.append(f'<section class="turn"><h2>turn {index} · reward {step.reward:g}</h2>{"".join(body)}</section>')
     return "\n".join(parts)
 

@@ -56,9 +56,11 @@ def turns(traj: Trajectory) -> list[Panel]:
             call = calls[index - 1] if index - 1 < len(calls) else None
             label = "model" + (f"  ({_tokens(call)}, {call.latency_s:.2f} s)" if call else "")
             rows += [Text(label, style="bold magenta"), _text(step.text)]
-        rows += [Text("action", style="bold"), _text(step.action)]
-        if step.info.get("error"):
-            rows += [Text("error", style="bold red"), _text(step.info["error"])]
+        if step.text is None or step.action != step.text:
+            rows += [Text("action", style="bold"), _text(step.action)]
+        for key, value in step.info.items():
+            style = "bold red" if key == "error" else "bold"
+            rows += [Text(key, style=style), _text(value)]
         flags = " terminated" if step.terminated else " truncated" if step.truncated else ""
         title = f"turn {index}  reward {step.reward:g}{flags}"
         panels.append(Panel(Group(*rows), title=title, title_align="left"))

@@ -1,0 +1,59 @@
+"""The embedded model end to end: `nenyax try` with no API key or network, and served through the proxy."""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import openai
+
+from nenyax.core import Endpoint, Status, load
+from nenyax.core.proxy import RecordingProxy
+
+
+def test_try_plays_an_episode_with_the_embedded_model_by_default():
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "NENYAX_MODEL"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", "try", "reasoning_gym:basic_arithmetic", "--max-tokens", "24", "--json"],
+        capture_output=True,
+        text=True,
+        env={**env, "HF_HUB_OFFLINE": "1"},
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    traj = json.loads(done.stdout)
+    assert traj["status"] == "ok" and traj["policy"]["name"] == "local:smollm2-135m"
+    [call] = traj["model_calls"]
+    assert len(call["completion_token_ids"]) == len(call["logprobs"]) > 0
+    assert traj["steps"][0]["text"] == call["response"]["content"]
+
+
+def test_embedded_model_served_through_the_recording_proxy_keeps_token_ids():
+    from transformers import AutoTokenizer
+
+    async def main():
+        endpoint = Endpoint("local:smollm2-135m", max_tokens=16, temperature=0.0)
+        async with RecordingProxy() as proxy, proxy.episode(endpoint) as route:
+            client = openai.AsyncOpenAI(base_url=route.base_url, api_key="unused", max_retries=0)
+            reply = await client.chat.completions.create(
+                model="anything", messages=[{"role": "user", "content": "Say hi."}]
+            )
+            await client.close()
+            return reply, route.calls, endpoint
+
+    reply, calls, endpoint = asyncio.run(main())
+    [call] = calls
+    ids = reply.choices[0].model_extra["token_ids"]
+    assert ids == list(call.completion_token_ids) and len(reply.choices[0].logprobs.content) == len(ids)
+    tokenizer = AutoTokenizer.from_pretrained(endpoint.provider.engine("smollm2-135m").folder, local_files_only=True)
+    assert tokenizer.decode(ids, skip_special_tokens=True) == reply.choices[0].message.content
+    assert reply.model_extra["prompt_token_ids"] == list(call.prompt_token_ids)
+
+
+def test_rollout_records_token_ids_that_detokenize_to_the_text():
+    traj = load("reasoning_gym:basic_arithmetic").rollout(Endpoint(max_tokens=16, temperature=0.0))
+    assert traj.status is Status.OK and traj.policy.revision.startswith("sha256:")
+    [call] = traj.model_calls
+    assert call.chat_template_hash and len(call.logprobs) == len(call.completion_token_ids)
