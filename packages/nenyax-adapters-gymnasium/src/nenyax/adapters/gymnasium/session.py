@@ -7,6 +7,9 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from gymnasium import spaces
 from nenyax.adapters.gymnasium import codec
 from nenyax.adapters.gymnasium.spaces import coerce_action, jsonable, null_action, to_json
 from nenyax.adapters.gymnasium.wrappers import bookkeeping_free
@@ -40,6 +43,10 @@ class GymSession(Session):
         # This env's own spaces: sampling seeds the space, which must not be shared between sessions.
         self._obs_space = self._gym.observation_space
         self._act_space = self._gym.action_space
+        self._array_obs = isinstance(self._obs_space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary)
+        discrete = isinstance(self._act_space, spaces.Discrete)
+        self._int_low = int(self._act_space.start) if discrete else 0
+        self._int_high = int(self._act_space.start + self._act_space.n) if discrete else 0
         self._done = False
         self._healthy = True
         self._closed = False
@@ -61,11 +68,21 @@ class GymSession(Session):
 
     def act(self, action: Any) -> Step:
         """Step the env with `action` (native or its JSON form); an action outside the space is the policy's failure."""
-        native, action_json = coerce_action(self._act_space, action)
-        observation_json = to_json(self._obs_space, self._obs)
-        self._healthy = False  # until step() returns: an env that raised mid-step is not reused
-        obs, reward, terminated, truncated, info = self._core.step(native)
-        self._healthy = True
+        # Fast paths for the common shapes (a Python int into a Discrete space, an array observation):
+        # this method runs once per env step and its cost is what Nenyax adds to the env's own.
+        if type(action) is int and self._int_low <= action < self._int_high:
+            native = action_json = action
+        else:
+            native, action_json = coerce_action(self._act_space, action)
+        obs = self._obs
+        observation_json = (
+            obs.tolist() if self._array_obs and type(obs) is np.ndarray else to_json(self._obs_space, obs)
+        )
+        try:
+            obs, reward, terminated, truncated, info = self._core.step(native)
+        except BaseException:
+            self._healthy = False  # an env that raised mid-step is closed, not handed to the next episode
+            raise
         self._elapsed += 1
         if self._limit is not None and self._elapsed >= self._limit:
             truncated = True  # TimeLimit's rule, applied here because the session steps beneath it
