@@ -58,7 +58,9 @@ def tests(session: nox.Session, package: str) -> None:
 def integration(session: nox.Session) -> None:
     """Every distribution installed together, and the root tests/ suite."""
     _install_local(session, *PACKAGES)
-    session.install("pytest>=8", "build", "hatchling")
+    # Each distribution's test group too: the tier tables are measured with the adapters' test extras.
+    groups = [r for p in PACKAGES for r in _pyproject(p).get("dependency-groups", {}).get("test", [])]
+    session.install("pytest>=8", "build", "hatchling", *groups, *CONSTRAINTS)
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", *session.posargs, env=ENV)
 
 

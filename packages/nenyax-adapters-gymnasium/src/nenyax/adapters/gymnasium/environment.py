@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 POOL_SIZE = 64
 """Idle envs kept for reuse: ``gymnasium.make`` costs far more than a ``reset``."""
 # Envs whose outcomes are random after the start even though they have no transition table to show it.
-STOCHASTIC_CLASSES = frozenset({"BlackjackEnv"})
+STOCHASTIC_CLASSES = frozenset({"BlackjackEnv", "BlackJackJaxEnv"})
 # Box2D envs keep their physics world across resets, and BipedalWalker's third reset with the same
 # seed already plays differently (measured): a reused env would break "the same seed replays".
 FRESH_ENV_MODULES = ("gymnasium.envs.box2d",)
