@@ -1,6 +1,4 @@
 import json
-import subprocess
-import sys
 
 import datasets
 import pytest
@@ -43,17 +41,6 @@ def test_dataset_dict_splits(tmp_path, rows):
     assert test.task_ids() == ["test/0", "test/1", "test/2"] and test.session().observation == "What is 9 times 6?"
     with pytest.raises(BadURIError, match=r"no split 'tset'\. Did you mean 'test'"):
         load(f"hf:{path}?split=tset")
-
-
-def test_cli_check_reports_audited(jsonl):
-    done = subprocess.run(
-        [sys.executable, "-m", "nenyax.cli", "check", f"hf:{jsonl}", "--json", "--samples", "3"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["tier"] == "audited"
 
 
 def test_column_mapping_and_id_column(tmp_path):

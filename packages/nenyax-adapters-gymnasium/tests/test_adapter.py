@@ -1,6 +1,3 @@
-import subprocess
-import sys
-
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -118,14 +115,6 @@ def test_missing_dependency_is_one_sentence_at_load():
     with pytest.raises(EnvironmentFailure, match="gymnasium cannot make 'Ant-v2' here: The mujoco v2 and v3") as info:
         load("gymnasium:Ant-v2")
     assert "\n" not in str(info.value)
-
-
-def test_cli_reports_an_unknown_id_with_exit_code_2():
-    done = subprocess.run(
-        [sys.executable, "-m", "nenyax.cli", "check", "gymnasium:Taxi-v9"], capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 2
-    assert "Did you mean 'Taxi-v4'" in done.stderr + done.stdout and "Traceback" not in done.stderr
 
 
 def test_reset_that_raises_is_an_env_error():
