@@ -72,8 +72,12 @@ class GymEnvironment(StepEnvironment):
 
     def _manifest(self, uri: str, first: gym.Env[Any, Any], stochastic: bool) -> Manifest:
         env_spec = first.spec
-        doc = (type(first.unwrapped).__doc__ or "").strip()
-        description = re.split(r"\n\s*\n", doc)[0] if doc else ""
+        # gymnasium's docstrings are markdown: skip the headings, keep the first paragraph.
+        doc = "\n".join(
+            line for line in (type(first.unwrapped).__doc__ or "").splitlines() if not line.lstrip().startswith("#")
+        )
+        paragraphs = [p for p in re.split(r"\n\s*\n", doc) if p.strip()]
+        description = paragraphs[0] if paragraphs else ""
         threshold = env_spec.reward_threshold if env_spec else None
         return Manifest(
             uri=uri,
@@ -81,7 +85,7 @@ class GymEnvironment(StepEnvironment):
             format_version=gym.__version__,
             mode=Mode.STEP,
             name=self.spec.target,
-            description=" ".join(re.sub(r"#+\s*\w+\s*", "", description).split())[:500],
+            description=" ".join(description.split())[:500],
             splits=(Split(name="seeds", count=self.spec.tasks),),
             observation=f"{self.observation_space}, stored in steps as JSON (lists of numbers, ints, objects).",
             action=f"{self.action_space}; chat models answer inside <action></action> (see the system prompt).",
