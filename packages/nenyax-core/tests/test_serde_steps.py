@@ -1,10 +1,9 @@
 """The fast path for steps' free-form fields gives exactly what cattrs' element-by-element walk gives."""
 
-import numpy as np
 import pytest
 
 from nenyax.core import serde
-from nenyax.core.trajectory import Step
+from nenyax.core.trajectory import PolicyInfo, Step
 
 
 @pytest.mark.parametrize(
@@ -13,7 +12,7 @@ from nenyax.core.trajectory import Step
         Step(observation=[0.5, [1, 2], {"a": None}], action=3, reward=1.0, info={"k": "v"}),
         Step(observation="text", action="answer", terminated=True, text="reply"),
         Step(observation=(1, 2), action={"a": (1,)}, info={"x": {1, 2}}),  # tuples and a set: cattrs' path
-        Step(observation=np.arange(3), action=np.int64(2), info={"m": np.zeros(2)}),  # numpy: cattrs' path
+        Step(observation=[1], action=2, info={"who": PolicyInfo(kind="x")}),  # an attrs object: cattrs' path
         Step(observation=[True, None], action=[], info={"n": 2**40}),
     ],
 )
