@@ -82,7 +82,10 @@ def integration(session: nox.Session) -> None:
     """Every distribution installed together, and the root tests/ suite."""
     _ensure_chromium(session)
     _install_local(session, *PACKAGES)
-    session.install("pytest>=8", "build", "hatchling")
+    # Each distribution's test group too: the tier tables are measured with the adapters' test extras.
+    groups = [r for p in PACKAGES for r in _pyproject(p).get("dependency-groups", {}).get("test", [])]
+    groups = [r for r in groups if _name(r) not in PACKAGES]  # siblings are already installed from source
+    session.install("pytest>=8", "build", "hatchling", *groups, *CONSTRAINTS)
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", *session.posargs, env=ENV)
 
 

@@ -1,0 +1,39 @@
+"""Entry-point module: declares the ``hf`` adapter and the answer judges without importing datasets or sympy."""
+
+from nenyax.core.hookspecs import PluginSpec, hookimpl
+
+
+@hookimpl
+def nenyax_register_adapters() -> PluginSpec:
+    """The ``hf`` URI scheme."""
+    return PluginSpec(
+        kind="adapter",
+        name="hf",
+        factory="nenyax.adapters.datasets.adapter:DatasetsAdapter",
+        summary="local question/answer datasets loaded with Hugging Face datasets, judged by a named judge",
+    )
+
+
+@hookimpl
+def nenyax_register_judges() -> list[PluginSpec]:
+    """Answer judges, chosen by name with ``?judge=``."""
+    return [
+        PluginSpec(
+            kind="judge",
+            name="exact",
+            factory="nenyax.adapters.datasets.judges:ExactJudge",
+            summary="exact match after normalising case, whitespace and punctuation",
+        ),
+        PluginSpec(
+            kind="judge",
+            name="numeric",
+            factory="nenyax.adapters.datasets.judges:NumericJudge",
+            summary="numbers equal within a tolerance (fractions, commas and units allowed)",
+        ),
+        PluginSpec(
+            kind="judge",
+            name="math",
+            factory="nenyax.adapters.datasets.mathjudge:MathJudge",
+            summary="mathematical equivalence with sympy (LaTeX-ish answers, fractions, expressions)",
+        ),
+    ]

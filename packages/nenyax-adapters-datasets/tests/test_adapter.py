@@ -1,0 +1,117 @@
+import json
+
+import datasets
+import pytest
+
+from nenyax.core import BadURIError, Status, Tier, Trajectory, UsageError, check, load, serde
+
+
+def _formats(tmp_path, rows):
+    ds = datasets.Dataset.from_list(rows)
+    paths = {"jsonl": tmp_path / "d.jsonl", "json": tmp_path / "d.json", "csv": tmp_path / "d.csv"}
+    paths["jsonl"].write_text("".join(json.dumps(r) + "\n" for r in rows))
+    paths["json"].write_text(json.dumps(rows))
+    ds.to_csv(str(paths["csv"]), index=False)
+    paths["parquet"] = tmp_path / "d.parquet"
+    ds.to_parquet(str(paths["parquet"]))
+    paths["disk"] = tmp_path / "saved"
+    ds.save_to_disk(str(paths["disk"]))
+    paths["dict"] = tmp_path / "saved_dict"
+    datasets.DatasetDict({"train": ds.select(range(3)), "test": ds.select(range(3, 6))}).save_to_disk(
+        str(paths["dict"])
+    )
+    return paths
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "json", "csv", "parquet", "disk"])
+def test_every_format_loads_and_is_audited(tmp_path, rows, kind):
+    path = _formats(tmp_path, rows)[kind]
+    env = load(f"hf:{path}")
+    assert env.task_ids() == [f"train/{i}" for i in range(6)]
+    session = env.session(task="train/2")
+    assert session.observation == "What is 12 times 12?" and session.reference == "144"
+    report = check(f"hf:{path}", samples=4)
+    assert report.tier is Tier.AUDITED, [r.evidence for r in report.failed]
+
+
+def test_dataset_dict_splits(tmp_path, rows):
+    path = _formats(tmp_path, rows)["dict"]
+    assert load(f"hf:{path}").task_ids() == ["train/0", "train/1", "train/2"]
+    test = load(f"hf:{path}?split=test")
+    assert test.task_ids() == ["test/0", "test/1", "test/2"] and test.session().observation == "What is 9 times 6?"
+    with pytest.raises(BadURIError, match=r"no split 'tset'\. Did you mean 'test'"):
+        load(f"hf:{path}?split=tset")
+
+
+def test_column_mapping_and_id_column(tmp_path):
+    path = tmp_path / "renamed.jsonl"
+    path.write_text(json.dumps({"key": "a1", "ask": "Capital of France?", "gold": "Paris"}) + "\n")
+    env = load(f"hf:{path}?prompt_column=ask&answer_column=gold&id_column=key")
+    assert env.task_ids() == ["train/a1"]
+    traj = env.rollout(lambda q: "It is paris.", task="train/a1")
+    assert (traj.score == 1.0 and traj.steps[0].info == {"answer": "It is paris."}) or traj.score == 0.0
+    assert env.rollout(lambda q: "<answer>PARIS</answer>").judgment.passed
+    assert serde.loads(serde.dumps(traj), Trajectory) == traj
+
+
+def test_gsm8k_style_gold_answers(tmp_path):
+    path = tmp_path / "gsm.jsonl"
+    path.write_text(json.dumps({"question": "Q?", "answer": "Work: 6*7 = 42.\n#### 42"}) + "\n")
+    env = load(f"hf:{path}?judge=numeric")
+    assert env.session().reference == "42" and env.rollout("reference").score == 1.0
+    assert env.rollout(lambda q: "so the answer is 42.0").score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("query", "error", "fragment"),
+    [
+        ("?prompt_column=quest", BadURIError, "no prompt column 'quest'; its columns are id, question, answer, note"),
+        ("?answer_column=gold", BadURIError, "no answer column 'gold'; its columns are"),
+        ("?judge=exactly", BadURIError, "No judge plugin named 'exactly' is installed. Did you mean 'exact'"),
+        ("?judge=numeric&tolerance=-1", UsageError, "tolerance must be a non-negative number"),
+        ("?id_column=note", BadURIError, "repeats values"),
+        ("?promt_column=question", BadURIError, "no option 'promt_column'. Did you mean 'prompt_column'"),
+        ("?split=test", BadURIError, "has no split 'test'. Known splits: train"),
+    ],
+)
+def test_bad_input_is_one_sentence(jsonl, query, error, fragment):
+    with pytest.raises(error, match=fragment) as info:
+        load(f"hf:{jsonl}{query}")
+    assert "\n" not in str(info.value)
+
+
+def test_missing_or_unreadable_files(tmp_path):
+    with pytest.raises(BadURIError, match="No file or directory at"):
+        load(f"hf:{tmp_path / 'nope.jsonl'}")
+    (tmp_path / "x.txt").write_text("hi")
+    with pytest.raises(BadURIError, match=r"reads \.jsonl, \.json, \.parquet, \.csv files"):
+        load(f"hf:{tmp_path / 'x.txt'}")
+    with pytest.raises(BadURIError, match="not one written by save_to_disk"):
+        load(f"hf:{tmp_path}")
+    (tmp_path / "bad.jsonl").write_text("{not json\n")
+    with pytest.raises(BadURIError, match="datasets could not read"):
+        load(f"hf:{tmp_path / 'bad.jsonl'}")
+    with pytest.raises(BadURIError, match="No prompt column found among"):
+        (tmp_path / "cols.jsonl").write_text('{"a": 1, "answer": 2}\n')
+        load(f"hf:{tmp_path / 'cols.jsonl'}")
+
+
+def test_a_judge_that_raises_is_a_verifier_error(tmp_path):
+    path = tmp_path / "words.jsonl"
+    path.write_text(json.dumps({"question": "Say hi", "answer": "hello"}) + "\n")
+    traj = load(f"hf:{path}?judge=numeric").rollout("reference")
+    assert traj.status is Status.VERIFIER_ERROR and traj.judgment is None
+    assert "cannot read the gold answer 'hello' as a number" in traj.error and traj.steps[0].action
+
+
+def test_chat_rendering_asks_for_answer_tags(jsonl):
+    messages = load(f"hf:{jsonl}").session().render()
+    assert [m["role"] for m in messages] == ["system", "user"] and "<answer>" in messages[0]["content"]
+    assert messages[1]["content"] == "What is 3 times 4?"
+
+
+def test_manifest_records_the_content(jsonl, rows):
+    first = load(f"hf:{jsonl}").manifest
+    assert first.digest == load(f"hf:{jsonl}").manifest.digest
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in reversed(rows)))
+    assert load(f"hf:{jsonl}").manifest.extra["content"] != first.extra["content"]

@@ -1,0 +1,5 @@
+from nenyax.testing import AdapterConformance
+
+
+class TestDatasetsConformance(AdapterConformance):
+    plugin = "hf"

@@ -1,0 +1,5 @@
+from nenyax.testing import AdapterConformance
+
+
+class TestGymnasiumConformance(AdapterConformance):
+    plugin = "gymnasium"
