@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from nenyax.cli.replay import prompts_per_turn
 from nenyax.core import serde
 from nenyax.core.trajectory import Trajectory
 
@@ -46,9 +47,13 @@ def _embedded_json(traj: Trajectory) -> str:
 
 def _turns(traj: Trajectory) -> str:
     calls = list(traj.model_calls)
+    prompts = prompts_per_turn(traj)
     parts = []
     for index, step in enumerate(traj.steps, start=1):
         body = [f'<div class="label">observation</div><pre>{_e(step.observation)}</pre>']
+        prompt = prompts[index - 1] if index - 1 < len(prompts) else None
+        if prompt is not None and prompt != step.observation:
+            body.append(f'<div class="label">shown to the model</div><pre>{_e(prompt)}</pre>')
         if step.text is not None:
             call = calls[index - 1] if index - 1 < len(calls) else None
             tokens = ""

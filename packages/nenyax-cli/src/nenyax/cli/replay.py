@@ -46,12 +46,28 @@ def header(traj: Trajectory) -> Table:
     return table
 
 
+def prompts_per_turn(traj: Trajectory) -> list[str]:
+    """The user message(s) a text policy saw before each of its replies, joined per turn."""
+    prompts, pending = [], []
+    for message in traj.messages:
+        if message.get("role") == "user":
+            pending.append(str(message.get("content", "")))
+        elif message.get("role") == "assistant":
+            prompts.append("\n".join(pending))
+            pending = []
+    return prompts
+
+
 def turns(traj: Trajectory) -> list[Panel]:
     """One panel per step: observation, the model's reply (with its token counts) and the action."""
     calls = list(traj.model_calls)
+    prompts = prompts_per_turn(traj)
     panels = []
     for index, step in enumerate(traj.steps, start=1):
         rows: list[Any] = [Text("observation", style="bold cyan"), _text(step.observation)]
+        prompt = prompts[index - 1] if index - 1 < len(prompts) else None
+        if prompt is not None and prompt != step.observation:
+            rows += [Text("shown to the model", style="bold cyan"), _text(prompt)]
         if step.text is not None:
             call = calls[index - 1] if index - 1 < len(calls) else None
             label = "model" + (f"  ({_tokens(call)}, {call.latency_s:.2f} s)" if call else "")
