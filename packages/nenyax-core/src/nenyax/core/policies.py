@@ -56,11 +56,17 @@ class CallablePolicy:
     fn: Callable[[Any], Any]
     speaks_text: bool = False
     info: PolicyInfo = attrs.field(init=False)
+    sync_fn: Callable[[Any], Any] | None = attrs.field(init=False)
+    """`fn` when it is a plain function, so the rollout loop can call it without a coroutine."""
 
     def __attrs_post_init__(self) -> None:
         name = getattr(self.fn, "__qualname__", type(self.fn).__name__)
         module = getattr(self.fn, "__module__", "") or ""
         self.info = PolicyInfo(kind="callable", name=f"{module}:{name}" if module else name)
+        is_async = inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(
+            getattr(self.fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
+        )
+        self.sync_fn = None if is_async else self.fn
 
     async def act(self, turn: Turn) -> Any:
         """Call the function on the observation (awaiting it if it is async)."""
