@@ -57,3 +57,26 @@ def test_rollout_records_token_ids_that_detokenize_to_the_text():
     assert traj.status is Status.OK and traj.policy.revision.startswith("sha256:")
     [call] = traj.model_calls
     assert call.chat_template_hash and len(call.logprobs) == len(call.completion_token_ids)
+
+
+def test_try_plays_frozenlake_with_the_embedded_model_through_the_text_codec(tmp_path):
+    page = tmp_path / "frozenlake.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", "try", "gymnasium:FrozenLake-v1?on_unparseable=random&max_episode_steps=3"]
+        + ["--max-tokens", "16", "--json", "--html", str(page)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    traj = json.loads(done.stdout)
+    assert traj["status"] == "ok" and 1 <= len(traj["steps"]) <= 3
+    assert len(traj["model_calls"]) == len(traj["steps"])
+    system = traj["messages"][0]
+    assert system["role"] == "system" and "<action>" in system["content"] and "left" in system["content"]
+    for step in traj["steps"]:
+        assert step["action"] in (0, 1, 2, 3)  # parsed from the reply, or the recorded random fallback
+        assert step["text"] is not None and ("fallback" in step["info"]) == ("unparseable" in step["info"])
+    assert "shown to the model" in page.read_text()
