@@ -1,4 +1,5 @@
 import json
+import sys
 
 import pytest
 
@@ -97,13 +98,15 @@ class _LengthJudge:
 class _ThirdParty:
     @hookimpl
     def nenyax_register_judges(self):
-        return PluginSpec(kind="judge", name="length", factory=f"{__name__}:_LengthJudge")
+        return PluginSpec(kind="judge", name="length", factory="nenyax_test_third_party_judge:_LengthJudge")
 
 
 def test_a_third_party_judge_works_by_name(jsonl, monkeypatch):
     import nenyax.adapters.datasets.adapter as adapter
     import nenyax.adapters.datasets.plugin as ours
 
+    # Under --import-mode=importlib this module's own name need not be importable; give it one that is.
+    monkeypatch.setitem(sys.modules, "nenyax_test_third_party_judge", sys.modules[__name__])
     registry = Registry([("adapters-datasets", ours, None, None), ("acme", _ThirdParty(), None, None)])
     monkeypatch.setattr(adapter, "default_registry", lambda: registry)
     env = adapter.DatasetsAdapter().load(adapter.parse_uri(f"hf:{jsonl}?judge=length&judge.size=2"))

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import random
-import string
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from nenyax.adapters.datasets.answers import extract_answer, gold_answer
 from nenyax.adapters.datasets.loading import ANSWER_COLUMNS, PROMPT_COLUMNS, content_digest, load_local, pick_column
+from nenyax.core.answers import garbage_answer
 from nenyax.core.environment import Session, StepEnvironment
 from nenyax.core.errors import BadURIError, NenyaxError, VerifierFailure
 from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
@@ -164,5 +164,4 @@ class DatasetSession(Session):
 
     def random_action(self, rng: random.Random) -> str:
         """A garbage answer: random letters and digits."""
-        alphabet = string.ascii_lowercase + string.digits
-        return "".join(rng.choice(alphabet) for _ in range(rng.randint(6, 16)))
+        return garbage_answer(rng)

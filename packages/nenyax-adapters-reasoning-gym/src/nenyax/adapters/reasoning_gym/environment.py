@@ -7,12 +7,12 @@ import functools
 import importlib.metadata
 import io
 import random
-import string
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import reasoning_gym
 from nenyax.adapters.reasoning_gym.answers import extract_answer, reference_answer
+from nenyax.core.answers import garbage_answer
 from nenyax.core.environment import Session, StepEnvironment
 from nenyax.core.errors import BadURIError, UnsupportedPolicyError, VerifierFailure
 from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
@@ -212,5 +212,4 @@ class ReasoningGymSession(Session):
 
     def random_action(self, rng: random.Random) -> str:
         """A garbage answer: random letters and digits."""
-        alphabet = string.ascii_lowercase + string.digits
-        return "".join(rng.choice(alphabet) for _ in range(rng.randint(6, 16)))
+        return garbage_answer(rng)
