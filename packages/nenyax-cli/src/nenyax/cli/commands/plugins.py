@@ -35,8 +35,9 @@ def plugins_command(as_json: bool) -> None:
 
     console = Console()
     table = Table(title="Installed nenyax plugins")
-    for column in ("kind", "name", "distribution", "summary"):
-        table.add_column(column)
+    for column in ("kind", "name", "distribution"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("summary")
     for kind in KINDS:
         for row in (r for r in rows if r["kind"] == kind):
             dist = f"{row['distribution'] or '?'} {row['version'] or ''}".strip()
