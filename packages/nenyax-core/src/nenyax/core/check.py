@@ -198,7 +198,9 @@ async def _episode_completes(ctx: _Context) -> str:
 
 
 def _replay_view(traj: Trajectory) -> bytes:
-    return serde.canonical_json([(s.observation, s.action, s.reward, s.terminated, s.truncated) for s in traj.steps])
+    # The steps as one canonical JSON document: through serde's Step hook (plain JSON passes
+    # straight to orjson), not cattrs walking every number of every observation.
+    return serde.canonical_json(traj.steps)
 
 
 async def _seed_recreates(ctx: _Context) -> str:
