@@ -25,13 +25,34 @@ def test_unknown_name_suggests_close_ones():
         registry.get("adaptor", "arith")
 
 
-def test_duplicate_names_name_both_distributions():
-    registry = Registry([("one", AdapterPlugin(), "nenyax-one", "1.0"), ("two", AdapterPlugin(), "nenyax-two", "2.0")])
+def test_duplicate_names_name_both_distributions(monkeypatch):
+    monkeypatch.delenv("NENYAX_STRICT_PLUGINS", raising=False)
+    sources = [("one", AdapterPlugin(), "nenyax-one", "1.0"), ("two", AdapterPlugin(), "nenyax-two", "2.0")]
+    registry = Registry(sources)
+    assert registry.names("adapter") == ["arith"]  # still listed, so `nenyax plugins` can show it
     with pytest.raises(DuplicatePluginError) as info:
-        registry.names("adapter")
+        registry.get("adapter", "arith")  # but refused on use
     message = str(info.value)
     assert "nenyax-one 1.0" in message and "nenyax-two 2.0" in message
-    assert "NENYAX_DISABLE_PLUGINS=" in message
+    assert "NENYAX_DISABLE_PLUGINS=two" in message
+    assert [f.plugin for f in registry.failures] == ["two"]
+    monkeypatch.setenv("NENYAX_STRICT_PLUGINS", "1")
+    with pytest.raises(DuplicatePluginError):
+        Registry(sources).names("adapter")
+
+
+def test_a_misspelled_hook_is_reported_not_ignored(monkeypatch):
+    monkeypatch.delenv("NENYAX_STRICT_PLUGINS", raising=False)
+
+    class Misspelled:
+        @hookimpl
+        def nenyax_register_adaptors(self):
+            return []
+
+    registry = Registry.from_plugins(("typo", Misspelled()), ("fake", AdapterPlugin()))
+    assert registry.names("adapter") == ["arith"]
+    assert [f.plugin for f in registry.failures] == ["typo"]
+    assert "nenyax_register_adaptors" in registry.failures[0].error
 
 
 class _BrokenHook:

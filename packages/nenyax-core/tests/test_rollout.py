@@ -168,6 +168,9 @@ def test_sink_appends_and_reader_skips_a_cut_last_line(env, tmp_path):
     with path.open("ab") as f:
         f.write(b'{"env_uri": "arith:add", "cut sho')
     assert [t.policy.kind for t in read_trajectories(path)] == ["reference", "null"]
+    with Sink(path) as sink:  # resuming after the crash: the fragment goes, the file stays readable
+        sink.write(env.rollout("random"))
+    assert [t.policy.kind for t in read_trajectories(path)] == ["reference", "null", "random"]
 
 
 def test_reader_refuses_a_damaged_middle_line(env, tmp_path):

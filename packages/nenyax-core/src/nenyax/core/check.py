@@ -136,6 +136,9 @@ async def _loads(ctx: _Context) -> str:
 async def _manifest_valid(ctx: _Context) -> str:
     env = ctx.need_env()
     manifest = env.manifest
+    # Sample tasks first, so the later checks still run (and report) if the manifest is faulty.
+    ids = env.task_ids(limit=1000)
+    ctx.tasks = random.Random(ctx.seed).sample(ids, min(ctx.samples, len(ids)))
     again = serde.loads(serde.dumps(manifest), Manifest)
     if again != manifest:
         raise _Fail("The manifest does not survive a JSON round trip unchanged.")
@@ -144,11 +147,8 @@ async def _manifest_valid(ctx: _Context) -> str:
     for split in manifest.splits:
         if split.count is not None and split.count < 0:
             raise _Fail(f"Split {split.name!r} has a negative task count.")
-    ids = env.task_ids(limit=1000)
     if len(set(ids)) != len(ids):
         raise _Fail("Task ids are not unique.")
-    rng = random.Random(ctx.seed)
-    ctx.tasks = rng.sample(ids, min(ctx.samples, len(ids)))
     version = f"{manifest.format} {manifest.format_version}"
     return f"Valid {version} manifest, digest {manifest.digest[:19]}, {len(ids)} task ids listed."
 
@@ -347,10 +347,11 @@ async def acheck(uri: str, *, samples: int = 5, seed: int = 0, registry: Registr
                 evidence, outcome = str(exc), Outcome.SKIPPED
             except _Fail as exc:
                 evidence, outcome = str(exc), Outcome.FAILED
-            except UsageError:
+            except UsageError as exc:
                 if check_id == "connectable/loads":
                     raise
-                evidence, outcome = "A built-in policy or task the check needs is unavailable.", Outcome.SKIPPED
+                # The environment refused its own task ids or a policy it claims: the adapter's bug.
+                evidence, outcome = f"The environment refused what it advertises: {exc}", Outcome.FAILED
             except Exception as exc:
                 evidence, outcome = f"The check raised {type(exc).__name__}: {exc}", Outcome.FAILED
             results.append(

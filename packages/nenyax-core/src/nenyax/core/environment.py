@@ -121,16 +121,20 @@ class Environment(abc.ABC):
         *,
         group_id: str | None = None,
         sample: int = 0,
+        timeout: float | None = None,
     ) -> Trajectory:
         """Play one episode with `policy` and return its judged trajectory.
 
         A failed episode is returned with its status, never raised; only user mistakes raise.
-        `sample` numbers repeats of the same task (it seeds the built-in random policy).
+        `sample` numbers repeats of the same task (it seeds the built-in random policy); past
+        `timeout` seconds the episode ends with status ``timeout``.
         """
 
-    def rollout(self, policy: Any, task: str | None = None, seed: int | None = None) -> Trajectory:
+    def rollout(
+        self, policy: Any, task: str | None = None, seed: int | None = None, *, timeout: float | None = None
+    ) -> Trajectory:
         """Synchronous `arollout`; also works inside a running event loop (Jupyter)."""
-        return run_sync(_closing(policy, self.arollout(policy, task=task, seed=seed)))
+        return run_sync(_closing(policy, self.arollout(policy, task=task, seed=seed, timeout=timeout)))
 
     async def arollouts(
         self,
@@ -140,11 +144,12 @@ class Environment(abc.ABC):
         n: int = 1,
         concurrency: int = 16,
         sink: Sink | str | Path | None = None,
+        timeout: float | None = None,
     ) -> list[Trajectory]:
         """Run `n` episodes of each task with bounded concurrency, streaming each to `sink`."""
         from nenyax.core.rollout import run_many
 
-        return await run_many(self, policy, tasks, n=n, concurrency=concurrency, sink=sink)
+        return await run_many(self, policy, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout)
 
     def rollouts(
         self,
@@ -154,9 +159,11 @@ class Environment(abc.ABC):
         n: int = 1,
         concurrency: int = 16,
         sink: Sink | str | Path | None = None,
+        timeout: float | None = None,
     ) -> list[Trajectory]:
         """Synchronous `arollouts`."""
-        return run_sync(_closing(policy, self.arollouts(policy, tasks, n=n, concurrency=concurrency, sink=sink)))
+        work = self.arollouts(policy, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout)
+        return run_sync(_closing(policy, work))
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources held by the environment."""
@@ -191,6 +198,7 @@ class StepEnvironment(Environment):
         *,
         group_id: str | None = None,
         sample: int = 0,
+        timeout: float | None = None,
     ) -> Trajectory:
         """Play one episode through the step loop."""
         from nenyax.core.rollout import run_step_episode
@@ -198,4 +206,6 @@ class StepEnvironment(Environment):
         if self.manifest.mode is not Mode.STEP:
             msg = f"{self.uri} declares mode {self.manifest.mode.value} but is a StepEnvironment."
             raise TypeError(msg)
-        return await run_step_episode(self, policy, task=task, seed=seed, group_id=group_id, sample=sample)
+        return await run_step_episode(
+            self, policy, task=task, seed=seed, group_id=group_id, sample=sample, timeout=timeout
+        )

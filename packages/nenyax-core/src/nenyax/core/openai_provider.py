@@ -11,6 +11,7 @@ import asyncio
 import os
 import random
 import time
+import urllib.parse
 import weakref
 from typing import Any
 
@@ -54,7 +55,7 @@ class OpenAIProvider:
         **_ignored: Any,
     ) -> None:
         """Configure the transport; `token_ids=None` asks for vLLM token ids until the server refuses."""
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = _checked_url((base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/"))
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self.max_retries, self.backoff, self.max_backoff = max_retries, backoff, max_backoff
@@ -124,7 +125,7 @@ class OpenAIProvider:
                 if stream:
                     return await self._read_stream(response)
                 raw = await response.read()
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as exc:
+        except (aiohttp.ClientError, TimeoutError) as exc:  # resets, redirect loops, bad payloads...
             raise _Retry(f"{type(exc).__name__}: {exc}") from exc
         try:
             return orjson.loads(raw)  # type: ignore[no-any-return]
@@ -157,6 +158,19 @@ class OpenAIProvider:
 
 
 _JSON = {"Content-Type": "application/json"}
+
+
+def _checked_url(url: str) -> str:
+    """Refuse a base URL that can never work, at construction rather than as failed episodes."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        ok = False
+    if not ok:
+        msg = f"The base URL {url!r} is not an http(s) URL; write it like 'http://127.0.0.1:8000/v1'."
+        raise UsageError(msg)
+    return url
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -50,11 +50,14 @@ def parse_response(data: Any, request: ChatRequest, *, where: str, latency: floa
         message = choice["message"]
         if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
             raise TypeError("choices[0].message is not an assistant message")
-        response = {"role": "assistant", "content": message.get("content")}
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise TypeError(f"message content is {type(content).__name__}, not text")
+        response = {"role": "assistant", "content": content}
         if message.get("tool_calls"):
             response["tool_calls"] = message["tool_calls"]
-        content = (choice.get("logprobs") or {}).get("content")
-        logprobs = tuple(float(item["logprob"]) for item in content) if content else None
+        scored = (choice.get("logprobs") or {}).get("content")
+        logprobs = tuple(float(item["logprob"]) for item in scored) if scored else None
         usage = {k: int(v) for k, v in (data.get("usage") or {}).items() if isinstance(v, int)}
         return ModelCall(
             messages=request.messages,
@@ -135,8 +138,8 @@ def parse_sse_line(line: bytes, assembler: StreamAssembler, where: str) -> None:
         return
     try:
         assembler.feed(orjson.loads(payload))
-    except orjson.JSONDecodeError as exc:
-        raise _malformed(where, f"bad stream chunk: {exc}") from exc
+    except (orjson.JSONDecodeError, TypeError, AttributeError, KeyError, ValueError) as exc:
+        raise _malformed(where, f"bad stream chunk: {type(exc).__name__}: {exc}") from exc
 
 
 # ---------------------------------------------------------------- serving (the recording proxy)

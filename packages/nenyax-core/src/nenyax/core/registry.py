@@ -23,6 +23,7 @@ from nenyax.core import hookspecs
 from nenyax.core.errors import (
     DuplicatePluginError,
     ManifestError,
+    NenyaxError,
     PluginLoadError,
     UnknownPluginError,
     did_you_mean,
@@ -72,6 +73,7 @@ class Registry:
         self._pm: pluggy.PluginManager | None = None
         self._dists: dict[str, tuple[str | None, str | None]] = {}
         self._by_kind: dict[str, dict[str, Registered]] = {}
+        self._conflicts: dict[tuple[str, str], str] = {}
         self.failures: list[LoadFailure] = []
 
     @classmethod
@@ -128,6 +130,15 @@ class Registry:
                     self._fail(name, dist, exc)
                     continue
                 self._dists[name] = (dist, version)
+            # A hook name no spec knows (`nenyax_register_adaptors`) would be silently ignored.
+            while True:
+                try:
+                    pm.check_pending()
+                    break
+                except pluggy.PluginValidationError as exc:
+                    name = pm.get_name(exc.plugin) or repr(exc.plugin)
+                    pm.unregister(exc.plugin)
+                    self._fail(name, self._dists.pop(name, (None, None))[0], exc)
             self._pm = pm
         return self._pm
 
@@ -137,7 +148,7 @@ class Registry:
         pm = self._manager()
         hook = getattr(pm.hook, KINDS[kind].hook)
         found: dict[str, Registered] = {}
-        for impl in reversed(hook.get_hookimpls()):  # registration order
+        for impl in hook.get_hookimpls():  # registration order: the first registered keeps a name
             dist, version = self._dists.get(impl.plugin_name, (None, None))
             try:
                 result = impl.function()
@@ -153,7 +164,12 @@ class Registry:
                         f"{kind} {spec.name!r} is provided by both {_who(other)} and {_who(entry)}; "
                         f"uninstall one or set NENYAX_DISABLE_PLUGINS={entry.plugin}."
                     )
-                    raise DuplicatePluginError(msg)
+                    if _strict():
+                        raise DuplicatePluginError(msg)
+                    # Listed and reported, but refused on use: which one would win is not ours to guess.
+                    self._conflicts[(kind, spec.name)] = msg
+                    self.failures.append(LoadFailure(plugin=entry.plugin, distribution=dist, error=msg))
+                    continue
                 found[spec.name] = entry
         self._by_kind[kind] = found
         return found
@@ -179,6 +195,8 @@ class Registry:
             msg = f"Unknown plugin kind {kind!r}." + did_you_mean(kind, KINDS, "plugin kind")
             raise UnknownPluginError(msg)
         found = self._load_kind(kind)
+        if (kind, name) in self._conflicts:
+            raise DuplicatePluginError(self._conflicts[(kind, name)])
         if name not in found:
             msg = f"No {kind} named {name!r} is installed." + did_you_mean(name, found, kind)
             failed = [f.plugin for f in self.failures]
@@ -192,7 +210,7 @@ class Registry:
         entry = self.get(kind, name)
         try:
             return import_factory(entry.spec.factory)
-        except ImportError as exc:
+        except Exception as exc:  # ImportError, a missing attribute, or an import that raises
             msg = (
                 f"The {kind} {name!r} ({_who(entry)}) could not be imported: {exc}. Reinstall it with its dependencies."
             )
@@ -200,7 +218,15 @@ class Registry:
 
     def create(self, kind: str, name: str, **options: Any) -> Any:
         """Import and call the factory of plugin `name` of `kind` with `options`."""
-        return self.factory(kind, name)(**options)
+        factory = self.factory(kind, name)
+        try:
+            return factory(**options)
+        except NenyaxError:
+            raise
+        except Exception as exc:  # e.g. a provider that needs a GPU it cannot find
+            entry = self.get(kind, name)
+            msg = f"The {kind} {name!r} ({_who(entry)}) failed to start: {type(exc).__name__}: {exc}."
+            raise PluginLoadError(msg) from exc
 
 
 def import_factory(ref: str) -> Any:

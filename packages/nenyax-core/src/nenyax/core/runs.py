@@ -19,7 +19,9 @@ from nenyax.core.trajectory import Trajectory
 class Sink:
     """Appends trajectories to a JSONL file, one line each, flushed as each is written.
 
-    Opened in append mode so a resumed run never truncates what an earlier one recorded.
+    Opened in append mode so a resumed run never loses what an earlier one recorded. A last line
+    cut short by a crash (no newline: an episode that was never completely written) is dropped
+    first, so the next record does not glue onto it and damage the file.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -27,6 +29,7 @@ class Sink:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[bytes] = self.path.open("ab")
+        _drop_cut_last_line(self._file)
         self.written = 0
 
     def write(self, trajectory: Trajectory) -> None:
@@ -44,6 +47,28 @@ class Sink:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _drop_cut_last_line(file: IO[bytes]) -> None:
+    end = file.seek(0, 2)
+    if end == 0:
+        return
+    with open(file.name, "rb") as reader:
+        reader.seek(max(0, end - 1))
+        if reader.read(1) == b"\n":
+            return
+        # Scan back in blocks for the last complete line.
+        position = end
+        while position > 0:
+            start = max(0, position - 65536)
+            reader.seek(start)
+            block = reader.read(position - start)
+            newline = block.rfind(b"\n")
+            if newline >= 0:
+                file.truncate(start + newline + 1)
+                return
+            position = start
+    file.truncate(0)
 
 
 def open_sink(sink: Sink | str | Path | None) -> Sink | None:
