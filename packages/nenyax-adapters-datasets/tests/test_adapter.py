@@ -68,7 +68,7 @@ def test_gsm8k_style_gold_answers(tmp_path):
         ("?prompt_column=quest", BadURIError, "no prompt column 'quest'; its columns are id, question, answer, note"),
         ("?answer_column=gold", BadURIError, "no answer column 'gold'; its columns are"),
         ("?judge=exactly", BadURIError, "No judge plugin named 'exactly' is installed. Did you mean 'exact'"),
-        ("?judge=numeric&tolerance=-1", UsageError, "tolerance must be a non-negative number"),
+        ("?judge=numeric&tolerance=-1", UsageError, "tolerance must be a finite, non-negative number"),
         ("?id_column=note", BadURIError, "repeats values"),
         ("?promt_column=question", BadURIError, "no option 'promt_column'. Did you mean 'prompt_column'"),
         ("?split=test", BadURIError, "has no split 'test'. Known splits: train"),
@@ -115,3 +115,36 @@ def test_manifest_records_the_content(jsonl, rows):
     assert first.digest == load(f"hf:{jsonl}").manifest.digest
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in reversed(rows)))
     assert load(f"hf:{jsonl}").manifest.extra["content"] != first.extra["content"]
+
+
+def test_a_list_of_acceptable_answers(tmp_path):
+    path = tmp_path / "multi.jsonl"
+    path.write_text('{"question": "Capital of France?", "answer": ["Paris", "paris city"]}\n')
+    env = load(f"hf:{path}")
+    assert env.rollout("reference").score == 1.0
+    assert env.rollout(lambda q: "<answer>paris city</answer>").score == 1.0
+    assert env.rollout(lambda q: "<answer>Lyon</answer>").score == 0.0
+
+
+@pytest.mark.parametrize(
+    ("make", "fragment"),
+    [
+        (lambda d: d / "empty.jsonl", "has no rows"),
+        (lambda d: d / "header_only.csv", "has no rows"),
+        (lambda d: "~surely_no_such_user_here/x.jsonl", "Cannot use the path"),
+        (lambda d: d / ("a" * 300 + ".jsonl"), "Cannot use the path"),
+    ],
+)
+def test_unusable_files_are_one_sentence(tmp_path, make, fragment):
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "header_only.csv").write_text("question,answer\n")
+    with pytest.raises(BadURIError, match=fragment) as info:
+        load(f"hf:{make(tmp_path)}")
+    assert "\n" not in str(info.value)
+
+
+def test_infinite_tolerance_is_refused(tmp_path):
+    path = tmp_path / "n.jsonl"
+    path.write_text('{"question": "1+1?", "answer": "2"}\n')
+    with pytest.raises(UsageError, match="finite"):
+        load(f"hf:{path}?judge=numeric&tolerance=inf")

@@ -44,7 +44,9 @@ def test_composite_of_several_datasets():
         ("reasoning_gym:basic_arithmetc", "Did you mean 'basic_arithmetic'"),
         ("reasoning_gym:composite", "Name the datasets to combine"),
         ("reasoning_gym:chain_sum?seed=abc", "seed .* must be an integer"),
-        ("reasoning_gym:chain_sum?size=0", "size .* must be an integer of at least 1"),
+        ("reasoning_gym:chain_sum?seed=99999999999999999999999", "seed .* must be an integer from 0 to"),
+        ("reasoning_gym:chain_sum?size=0", "size .* must be an integer from 1"),
+        ("reasoning_gym:chain_sum,leg_counting?chain_sum.weight=inf", "must be a positive number"),
         ("reasoning_gym:chain_sum?min_term=2", "Did you mean 'min_terms'"),
         ("reasoning_gym:chain_sum?min_terms=5&max_terms=2", "rejected the configuration"),
         ("reasoning_gym:chain_sum,leg_counting?min_terms=2", "prefix each config key"),
@@ -59,7 +61,13 @@ def test_bad_uris_are_one_sentence(uri, fragment):
 
 def test_foreign_or_out_of_range_task_ids():
     env = load("reasoning_gym:chain_sum?size=3")
-    for bad in ("leg_counting/42/0", "chain_sum/42/3", "chain_sum/x/1"):
+    for bad in (
+        "leg_counting/42/0",
+        "chain_sum/42/3",
+        "chain_sum/x/1",
+        "chain_sum/42/²",
+        "chain_sum/99999999999999999999/0",
+    ):
         with pytest.raises(BadURIError):
             env.session(task=bad)
 

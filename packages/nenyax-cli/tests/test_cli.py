@@ -125,7 +125,10 @@ def test_require_a_tier_that_is_not_reached(tmp_path):
         (["check", "arith:nope"], "there is no 'nope'"),
         (["check", "arth:add"], "Did you mean 'arith'"),
         (["check", "no-scheme"], "is not an environment URI"),
-        (["check", "arith:add", "--samples", "0"], "at least 1"),
+        (["check", "arith:add", "--samples", "0"], "is not in the range"),
+        (["check", "arith:add", "--samples", "abc"], "is not a valid integer"),
+        (["try", "arith:add", "--seed", "99999999999999999999999"], "is not in the range"),
+        (["plugins", "extra"], "unexpected extra argument"),
         (["adapter-check", "arth"], "Did you mean 'arith'"),
     ],
 )

@@ -131,6 +131,7 @@ def test_json_and_save(site, tmp_path):
         (["try", "arith:add", "--model", "nocolon"], "Name the model as"),
         (["try", "arith:add", "--model", "nosuch:model"], "No provider named 'nosuch'"),
         (["try", "arith:nope", "--policy", "null"], "there is no 'nope'"),
+        (["try", "arith:add", "--policy", "null", "--model", "openai:m"], "not both"),
         (["try", "arith:add", "--task", "add/0/999", "--policy", "null"], "is not a task"),
     ],
 )

@@ -1,5 +1,7 @@
 """``python -m nenyax.cli``."""
 
+import sys
+
 from nenyax.cli.main import cli
 
-cli()
+sys.exit(cli())

@@ -41,6 +41,25 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl([(name, COMMANDS[name][2]) for name in sorted(COMMANDS)])
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        # Click's own usage errors print usage, a hint and the error on four lines; one sentence
+        # (with where to look) is what every other mistake gets here.
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.UsageError as exc:
+            message = exc.format_message().rstrip()
+            message += "" if message.endswith((".", "?", "!")) else "."
+            where = f" See '{exc.ctx.command_path} --help'." if exc.ctx is not None else ""
+            click.echo(f"Error: {message}{where}", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            click.echo(f"Error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(1)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

@@ -11,6 +11,9 @@ import attrs
 
 from nenyax.core.errors import BadURIError
 
+MAX_SEED = 2**63 - 1
+"""Largest seed accepted anywhere: seeds are recorded as JSON integers, which orjson keeps to 64 bits."""
+
 _SCHEME = re.compile(r"^([a-z][a-z0-9_]*):(.*)$", re.DOTALL)
 
 
@@ -35,11 +38,14 @@ def parse_value(text: str) -> Any:
         return lowered == "true"
     if lowered in ("null", "none"):
         return None
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
+    try:
+        return int(text) if text.isascii() else text  # int() also reads '²' and other digit forms
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        pass
     if text[:1] in "[{":
         try:
             return json.loads(text)

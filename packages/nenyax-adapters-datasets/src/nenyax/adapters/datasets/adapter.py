@@ -49,7 +49,7 @@ def parse_spec(uri: EnvURI) -> DatasetSpec:
     if "tolerance" in params:
         judge_options["tolerance"] = params.pop("tolerance")
     spec = DatasetSpec(
-        path=Path(uri.target).expanduser(),
+        path=Path(uri.target),  # expanded (and checked) when loading
         prompt_column=_optional_str(params, "prompt_column"),
         answer_column=_optional_str(params, "answer_column"),
         id_column=_optional_str(params, "id_column"),

@@ -13,8 +13,13 @@ __all__ = ["extract_answer", "gold_answer"]
 _HASHES = re.compile(r"####\s*(.+?)\s*$", re.DOTALL)
 
 
-def gold_answer(value: Any) -> str:
-    """The final answer in a gold cell: after ``####`` (GSM8K), else the last ``\\boxed{}`` (MATH), else the cell."""
+def gold_answer(value: Any) -> str | list[str]:
+    """The final answer in a gold cell: after ``####`` (GSM8K), else the last ``\\boxed{}`` (MATH), else the cell.
+
+    A list cell (several acceptable answers) stays a list, each read the same way.
+    """
+    if isinstance(value, list | tuple):
+        return [str(gold_answer(item)) for item in value if item is not None]
     text = "" if value is None else str(value).strip()
     hashes = _HASHES.search(text)
     if hashes:

@@ -99,6 +99,10 @@ class DatasetEnvironment(StepEnvironment):
         return DatasetSession(self, index, seed)
 
 
+def _score(judgment: Any) -> float:
+    return judgment.score if isinstance(judgment, Judgment) else float("-inf")
+
+
 class DatasetSession(Session):
     """One question: a single answer ends the episode and the judge scores it."""
 
@@ -126,8 +130,10 @@ class DatasetSession(Session):
         """Extract the answer from `action` and judge it; a judge that raises is the verifier's failure."""
         text = "" if action is None else str(action)
         answer = extract_answer(text)
+        golds = self.reference if isinstance(self.reference, list) else [self.reference]
         try:
-            judgment = self.env.judge_plugin.judge(answer, self.reference)
+            # Several acceptable answers: the best judgment over them, whatever the judge.
+            judgment = max((self.env.judge_plugin.judge(answer, gold) for gold in golds), key=_score)
         except Exception as exc:
             reason = str(exc) if isinstance(exc, NenyaxError) else f"{type(exc).__name__}: {exc}"
             msg = f"The {self.env.spec.judge!r} judge failed on {answer!r}: {reason}"
@@ -156,7 +162,8 @@ class DatasetSession(Session):
 
     def reference_action(self) -> str:
         """The gold answer in answer tags."""
-        return f"<answer>{self.reference}</answer>"
+        gold = self.reference[0] if isinstance(self.reference, list) and self.reference else self.reference
+        return f"<answer>{gold}</answer>"
 
     def null_action(self) -> str:
         """An empty answer."""

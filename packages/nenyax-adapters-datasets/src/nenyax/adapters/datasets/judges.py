@@ -63,8 +63,8 @@ class NumericJudge:
 
     def __init__(self, tolerance: float = 1e-6) -> None:
         """`tolerance` is both the relative and the absolute tolerance of `math.isclose`."""
-        if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not tolerance >= 0:
-            msg = f"The numeric judge's tolerance must be a non-negative number, got {tolerance!r}."
+        if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 <= tolerance < math.inf:
+            msg = f"The numeric judge's tolerance must be a finite, non-negative number, got {tolerance!r}."
             raise UsageError(msg)
         self.tolerance = float(tolerance)
 

@@ -29,7 +29,13 @@ def _one_line(exc: BaseException) -> str:
 
 def load_local(path: Path, split: str | None) -> tuple[datasets.Dataset, str]:
     """The split `split` (default: ``train``, else the only or first one) of the dataset at `path`."""
-    if not path.exists():
+    try:
+        path = path.expanduser()
+        exists = path.exists()
+    except (OSError, RuntimeError) as exc:  # an unknown ~user, a name too long for the filesystem
+        msg = f"Cannot use the path {str(path)[:80]!r}: {_one_line(exc)}."
+        raise BadURIError(msg) from exc
+    if not exists:
         msg = (
             f"No file or directory at {str(path)!r}; give the path of a .jsonl, .json, .parquet or .csv file "
             "or of a save_to_disk folder."
@@ -57,12 +63,20 @@ def load_local(path: Path, split: str | None) -> tuple[datasets.Dataset, str]:
     except BadURIError:
         raise
     except Exception as exc:  # a malformed file: datasets' own reason, in one sentence
-        msg = f"datasets could not read {str(path)!r}: {_one_line(exc)}."
+        # datasets hides the cause of a failed build behind a generic message; the cause says more.
+        cause = exc.__cause__ if exc.__cause__ is not None and "generating the dataset" in str(exc) else exc
+        if isinstance(cause, StopIteration) or "corresponds to no data" in str(cause):
+            msg = f"{str(path)!r} has no rows."
+        else:
+            msg = f"datasets could not read {str(path)!r}: {_one_line(cause)}."
         raise BadURIError(msg) from exc
     finally:
         if bars:
             datasets.enable_progress_bars()
     if isinstance(loaded, datasets.Dataset):
+        if len(loaded) == 0:
+            msg = f"{str(path)!r} has no rows."
+            raise BadURIError(msg)
         if split not in (None, "train"):
             msg = f"{str(path)!r} holds a single split ('train'), not {split!r}."
             raise BadURIError(msg)

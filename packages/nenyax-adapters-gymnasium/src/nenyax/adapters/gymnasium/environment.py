@@ -17,6 +17,7 @@ from nenyax.adapters.gymnasium.spaces import jsonable
 from nenyax.core.environment import StepEnvironment
 from nenyax.core.errors import BadURIError
 from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
+from nenyax.core.uri import MAX_SEED
 
 if TYPE_CHECKING:
     from nenyax.adapters.gymnasium.adapter import GymSpec
@@ -150,7 +151,8 @@ class GymEnvironment(StepEnvironment):
     def parse_task(self, task: str) -> int:
         """The reset seed of `task`; `BadURIError` for a task of another env or a malformed id."""
         prefix = f"{self.spec.target}/seed/"
-        if not task.startswith(prefix) or not task[len(prefix) :].isdigit():
+        digits = task[len(prefix) :] if task.startswith(prefix) else ""
+        if not (digits.isascii() and digits.isdecimal()) or int(digits) > MAX_SEED:
             msg = f"{task!r} is not a task of {self.spec.target}; its task ids look like '{prefix}0'."
             raise BadURIError(msg)
         return int(task[len(prefix) :])
@@ -160,7 +162,7 @@ class GymEnvironment(StepEnvironment):
         if task is not None:
             reset_seed = self.parse_task(task)
         else:
-            if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
                 msg = f"A gymnasium reset seed is a non-negative integer, not {seed!r}."
                 raise BadURIError(msg)
             reset_seed = 0 if seed is None else seed

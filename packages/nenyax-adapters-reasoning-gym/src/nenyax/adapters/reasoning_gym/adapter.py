@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import attrs
 
 from nenyax.adapters.reasoning_gym.environment import ReasoningGymEnvironment
 from nenyax.core.errors import BadURIError, did_you_mean
-from nenyax.core.uri import EnvURI
+from nenyax.core.uri import MAX_SEED, EnvURI
 from reasoning_gym.factory import DATASETS
 
 DEFAULT_SEED = 42
 """reasoning-gym picks a random seed when none is given; Nenyax fixes one so task ids are stable."""
 DEFAULT_SIZE = 500
 """reasoning-gym's own default size."""
+MAX_SIZE = 10**9
+"""Entries are generated on demand, so size only bounds task ids; keep it a sane integer."""
 ADAPTER_KEYS = ("prompt",)
 """Query keys the adapter consumes itself instead of passing to the dataset's config."""
 
@@ -38,10 +41,10 @@ def _config_fields(name: str) -> set[str]:
     return {f.name for f in dataclasses.fields(DATASETS[name][1])} - {"seed", "size"}
 
 
-def _int_param(params: dict[str, Any], key: str, default: int, minimum: int, uri: str) -> int:
+def _int_param(params: dict[str, Any], key: str, default: int, minimum: int, maximum: int, uri: str) -> int:
     value = params.pop(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        msg = f"{key} in {uri!r} must be an integer of at least {minimum}, got {value!r}."
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        msg = f"{key} in {uri!r} must be an integer from {minimum} to {maximum}, got {value!r}."
         raise BadURIError(msg)
     return value
 
@@ -62,8 +65,8 @@ def parse_spec(uri: EnvURI) -> DatasetSpec:
         msg = f"{uri.raw!r} names a dataset twice."
         raise BadURIError(msg)
     params = dict(uri.params)
-    seed = _int_param(params, "seed", DEFAULT_SEED, 0, uri.raw)
-    size = _int_param(params, "size", DEFAULT_SIZE, 1, uri.raw)
+    seed = _int_param(params, "seed", DEFAULT_SEED, 0, MAX_SEED, uri.raw)
+    size = _int_param(params, "size", DEFAULT_SIZE, 1, MAX_SIZE, uri.raw)
     prompt = str(params.pop("prompt", "default"))
     config: dict[str, dict[str, Any]] = {n: {} for n in names}
     weights = dict.fromkeys(names, 1.0)
@@ -78,7 +81,7 @@ def parse_spec(uri: EnvURI) -> DatasetSpec:
             )
             raise BadURIError(msg)
         if field == "weight" and len(names) > 1:
-            if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < math.inf:
                 msg = f"{key} must be a positive number, got {value!r}."
                 raise BadURIError(msg)
             weights[owner] = float(value)

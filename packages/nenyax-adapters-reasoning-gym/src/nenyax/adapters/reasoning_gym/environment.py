@@ -17,6 +17,7 @@ from nenyax.core.environment import Session, StepEnvironment
 from nenyax.core.errors import BadURIError, UnsupportedPolicyError, VerifierFailure
 from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
 from nenyax.core.trajectory import Judgment, Step
+from nenyax.core.uri import MAX_SEED
 from reasoning_gym.composite import DatasetSpec as RGSpec
 from reasoning_gym.utils import SYSTEM_PROMPTS
 
@@ -30,6 +31,10 @@ HASH_SEED_SENSITIVE = frozenset(
     {"isomorphic_strings", "knight_swap", "polynomial_multiplication", "ransom_note", "word_ladder"}
 )
 RG_VERSION = importlib.metadata.version("reasoning-gym")
+
+
+def _decimal(text: str) -> bool:
+    return text.isascii() and text.isdecimal()
 
 
 def _quiet(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -119,7 +124,7 @@ class ReasoningGymEnvironment(StepEnvironment):
         """Split a task id into (seed, index), refusing ids of another dataset or out of range."""
         target, _, rest = task.rpartition("/")
         target, _, seed_text = target.rpartition("/")
-        if target != self.spec.target or not seed_text.isdigit() or not rest.isdigit():
+        if target != self.spec.target or not _decimal(seed_text) or not _decimal(rest) or int(seed_text) > MAX_SEED:
             msg = f"{task!r} is not a task of {self.uri}; its ids look like '{self.spec.target}/{self.spec.seed}/0'."
             raise BadURIError(msg)
         index = int(rest)

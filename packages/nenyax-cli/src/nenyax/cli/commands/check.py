@@ -10,6 +10,7 @@ import orjson
 from nenyax.core import serde
 from nenyax.core.check import CheckReport, Outcome, check
 from nenyax.core.trajectory import Tier
+from nenyax.core.uri import MAX_SEED
 
 TIERS = [t.label for t in Tier if t is not Tier.NONE]
 _STYLE = {Outcome.PASSED: "green", Outcome.FAILED: "red", Outcome.SKIPPED: "yellow"}
@@ -37,8 +38,8 @@ def render_report(report: CheckReport) -> None:
 @click.command("check")
 @click.argument("uri")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--samples", default=5, show_default=True, help="Tasks sampled for the audit checks.")
-@click.option("--seed", default=0, show_default=True, help="Seed for sampling tasks and starting episodes.")
+@click.option("--samples", type=click.IntRange(1, 10_000), default=5, show_default=True, help="Tasks sampled.")
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True, help="Seed for sampling tasks.")
 @click.option(
     "--require",
     type=click.Choice(TIERS),

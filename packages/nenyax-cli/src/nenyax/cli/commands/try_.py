@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
-from nenyax.core import DEFAULT_MODEL, Endpoint, load, serde
+from nenyax.core import DEFAULT_MODEL, Endpoint, Status, UsageError, load, serde
 from nenyax.core.policies import BUILTIN_POLICIES
 from nenyax.core.runs import Sink
+from nenyax.core.uri import MAX_SEED
 
 
 @click.command("try")
@@ -17,7 +18,13 @@ from nenyax.core.runs import Sink
 @click.option("--model", "-m", default=None, help=f"provider:model to play with (default {DEFAULT_MODEL}).")
 @click.option("--policy", type=click.Choice(sorted(BUILTIN_POLICIES)), default=None, help="Play a built-in policy.")
 @click.option("--task", default=None, help="Task id to play (default: the first task).")
-@click.option("--seed", type=int, default=None, help="Seed for the episode.")
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None, help="Seed for the episode.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds before the episode ends as timeout.",
+)
 @click.option("--max-tokens", type=int, default=256, show_default=True, help="Most tokens per model reply.")
 @click.option("--temperature", type=float, default=0.7, show_default=True, help="Sampling temperature.")
 @click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible server (openai provider).")
@@ -31,6 +38,7 @@ def try_command(
     policy: str | None,
     task: str | None,
     seed: int | None,
+    timeout: float | None,
     max_tokens: int,
     temperature: float,
     base_url: str | None,
@@ -40,19 +48,27 @@ def try_command(
     save: Path | None,
 ) -> None:
     """Play one episode of URI and show it: turns, model text, rewards and the judgment."""
-    env = load(uri)
+    if policy is not None and (model or base_url or api_key_env):
+        msg = "Pass either --policy or a model (--model, --base-url, --api-key-env), not both."
+        raise UsageError(msg)
     player: object = policy
     if policy is None:
         player = Endpoint(
             model, base_url=base_url, api_key_env=api_key_env, max_tokens=max_tokens, temperature=temperature
         )
-    traj = env.rollout(player, task=task, seed=seed)
+        player.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any episode
+    env = load(uri)
+    try:
+        traj = env.rollout(player, task=task, seed=seed, timeout=timeout)
+    finally:
+        env.close()
     if save is not None:
         with Sink(save) as sink:
             sink.write(traj)
     if html_path is not None:
         from nenyax.cli.html_replay import render_html
 
+        html_path.parent.mkdir(parents=True, exist_ok=True)
         html_path.write_text(render_html(traj), encoding="utf-8")
     if as_json:
         click.echo(serde.dumps(traj).decode())
@@ -62,4 +78,4 @@ def try_command(
         render(traj)
         if html_path is not None:
             click.echo(f"HTML replay written to {html_path}")
-    sys.exit(0 if traj.status.trainable else 1)
+    sys.exit(0 if traj.status is Status.OK else 1)
