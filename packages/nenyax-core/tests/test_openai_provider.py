@@ -229,3 +229,45 @@ def test_stream_assembler_joins_content_tool_calls_and_token_ids():
     ]
     assert call.completion_token_ids == (5, 6) and call.prompt_token_ids == (1, 2) and call.logprobs == (-0.1, -0.2)
     assert call.finish_reason == "tool_calls" and call.usage == {"prompt_tokens": 2, "completion_tokens": 2}
+
+
+def test_a_base_url_that_cannot_work_is_a_user_error():
+    for bad in ("notaurl", "ftp://127.0.0.1:9/v1", "http://[::1"):
+        with pytest.raises(UsageError, match="not an http"):
+            Endpoint("openai:m", base_url=bad).provider  # noqa: B018 - the property builds the provider
+
+
+@pytest.mark.parametrize(
+    ("reply", "fragment"),
+    [
+        ({"choices": [{"message": {"role": "assistant", "content": 123}}]}, "malformed"),
+        ("redirect", "kept failing"),
+    ],
+)
+def test_odd_servers_are_infra_failures_not_policy_failures(reply, fragment):
+    async def handler(request):
+        if reply == "redirect":
+            raise web.HTTPTemporaryRedirect(str(request.url))
+        return web.json_response(reply)
+
+    async def main():
+        runner, url = await _serve(handler)
+        try:
+            env = ArithEnvironment("arith:add", size=1, seed=0)
+            endpoint = Endpoint("openai:m", base_url=url, provider_options={"max_retries": 1, "backoff": 0.01})
+            return await env.arollout(endpoint)
+        finally:
+            await runner.cleanup()
+
+    traj = run(main())
+    assert traj.status is Status.INFRA_ERROR and traj.judgment is None and fragment in traj.error
+
+
+def test_a_malformed_stream_chunk_is_an_infra_failure():
+    from nenyax.core.openai_wire import StreamAssembler, parse_sse_line
+
+    for line in (b"data: 5", b'data: {"choices":[{"delta":{"content":5}}]}'):
+        assembler = StreamAssembler()
+        with pytest.raises(InfraFailure, match="malformed"):
+            parse_sse_line(line, assembler, "test")
+            assembler.result()

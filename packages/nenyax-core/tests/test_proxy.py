@@ -105,3 +105,44 @@ def test_unknown_episode_and_upstream_failure_are_http_errors():
         return True
 
     assert run(_with_upstream(body, faults=FaultPlan(rate=1.0, kinds=("500",))))
+
+
+def test_failed_calls_are_classified_on_the_route():
+    from nenyax.core import Status
+
+    async def main():
+        async with ScriptedModelServer(faults=FaultPlan(rate=1.0, kinds=("500",))) as server, RecordingProxy() as proxy:
+            flaky = Endpoint("openai:m", base_url=server.base_url, provider_options={"max_retries": 0})
+
+            def crashes(messages):
+                raise ValueError("the policy broke")
+
+            routes = [proxy.open_episode(flaky), proxy.open_episode(crashes), proxy.open_episode(lambda m: "fine")]
+            codes = {}
+            for route in routes:
+                client = openai.AsyncOpenAI(base_url=route.base_url, api_key="x", max_retries=0)
+                try:
+                    await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+                except openai.APIStatusError as exc:
+                    codes[route.id] = exc.status_code
+                await client.close()
+            await flaky.aclose()
+            return routes, codes
+
+    (flaky, crashes, fine), codes = run(main())
+    assert flaky.status() is Status.INFRA_ERROR and codes[flaky.id] == 502 and flaky.calls == []
+    assert crashes.status() is Status.POLICY_ERROR and codes[crashes.id] == 500
+    assert "the policy broke" in crashes.failures[0][1]
+    assert fine.status() is Status.OK and len(fine.calls) == 1
+
+
+def test_responses_refuses_malformed_input():
+    async def main():
+        async with RecordingProxy() as proxy, proxy.episode(lambda m: "fine") as route:
+            client = openai.AsyncOpenAI(base_url=route.base_url, api_key="x", max_retries=0)
+            with pytest.raises(openai.BadRequestError, match="'input' must be"):
+                await client.responses.create(model="m", input=[1, 2])
+            await client.close()
+            return route.calls
+
+    assert run(main()) == []

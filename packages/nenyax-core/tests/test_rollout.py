@@ -1,4 +1,5 @@
 import asyncio
+from typing import ClassVar
 
 import orjson
 import pytest
@@ -185,3 +186,78 @@ def test_run_dir_records_the_manifest(env, tmp_path):
     record = orjson.loads((run / "run.json").read_bytes())
     assert record["digest"] == env.manifest.digest and record["policy"] == "reference"
     assert new_run_dir(tmp_path, env.manifest) != run
+
+
+class _CodecBug(ArithSession):
+    def render(self):
+        raise KeyError("template")
+
+
+class _ParserBug(ArithSession):
+    def parse_action(self, text):
+        raise ValueError("parser bug")
+
+
+class _Closing(ArithSession):
+    closed: ClassVar[list] = []
+
+    def close(self):
+        _Closing.closed.append(self.task_id)
+
+
+def _env_with(session_cls):
+    class Env(ArithEnvironment):
+        def session(self, task=None, seed=None):
+            return session_cls(self, super().session(task, seed).task_id)
+
+    return Env("arith:add", size=4, seed=0)
+
+
+def test_adapter_bugs_in_the_text_codec_are_env_errors():
+    render = _env_with(_CodecBug).rollout(_TextPolicy(lambda m: "1"))
+    assert render.status is Status.ENV_ERROR and render.judgment is None and "template" in render.error
+    parse = _env_with(_ParserBug).rollout(_TextPolicy(lambda m: "1"))
+    assert parse.status is Status.ENV_ERROR and parse.steps[0].text == "1" and "parser bug" in parse.error
+
+
+def test_a_user_error_mid_episode_still_closes_the_session():
+    _Closing.closed.clear()
+    env = _env_with(_Closing)
+
+    def misconfigured(_):
+        raise UsageError("The model server rejected the API key.")
+
+    with pytest.raises(UsageError, match="API key"):
+        env.rollout(misconfigured, task="add/0/1")
+    assert _Closing.closed == ["add/0/1"]
+
+
+def test_one_failing_episode_lets_the_others_finish_and_be_written(tmp_path):
+    sink = tmp_path / "t.jsonl"
+
+    async def policy(observation):
+        if "What is 5" in observation or policy.calls == 2:
+            raise UsageError("stop the run")
+        policy.calls += 1
+        await asyncio.sleep(0.02)
+        return "0"
+
+    policy.calls = 0
+    env = ArithEnvironment("arith:add", size=8, seed=0)
+    with pytest.raises(UsageError, match="stop the run"):
+        env.rollouts(policy, 8, concurrency=4, sink=sink)
+    written = list(read_trajectories(sink))
+    assert len(written) == 2 and all(t.status is Status.OK for t in written)
+
+
+def test_timeout_through_the_public_api(env):
+    async def slow(_):
+        await asyncio.sleep(5)
+
+    assert env.rollout(slow, timeout=0.05).status is Status.TIMEOUT
+    assert {t.status for t in env.rollouts(slow, 2, timeout=0.05)} == {Status.TIMEOUT}
+
+
+def test_negative_task_counts_are_refused(env):
+    with pytest.raises(UsageError, match="at least 0"):
+        env.rollouts("null", -1)

@@ -140,6 +140,15 @@ class Endpoint:
         async with self._gate():
             return await self.provider.complete(request)
 
+    async def text_completion(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Forward a raw ``/completions`` body (echo + logprobs) as this endpoint's model, if the provider can."""
+        forward = getattr(self.provider, "text_completion", None)
+        if forward is None:
+            msg = f"The {self.provider_name!r} provider cannot score prompts (no /completions support)."
+            raise UsageError(msg)
+        async with self._gate():
+            return await forward({**body, "model": self.model})  # type: ignore[no-any-return]
+
     async def act(self, turn: Any) -> str:
         """Reply to the transcript; the call is recorded on the turn."""
         call = await self.complete(turn.messages)

@@ -98,8 +98,11 @@ class StreamAssembler:
                 self.data[key] = chunk[key]
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or {}
-            if delta.get("content"):
-                self.content.append(delta["content"])
+            content = delta.get("content")
+            if content is not None and not isinstance(content, str):
+                raise TypeError(f"delta content is {type(content).__name__}, not text")
+            if content:
+                self.content.append(content)
             for call in delta.get("tool_calls") or []:
                 slot = self.tool_calls.setdefault(call.get("index", 0), {"function": {"arguments": ""}})
                 slot.update({k: v for k, v in call.items() if k not in ("function", "index")})

@@ -19,9 +19,9 @@ from aiohttp import web
 
 from nenyax.core.chat import SAMPLING_KEYS, ChatRequest
 from nenyax.core.endpoint import Endpoint
-from nenyax.core.errors import InfraFailure, NenyaxError
+from nenyax.core.errors import InfraFailure, NenyaxError, PolicyFailure
 from nenyax.core.openai_wire import completion_chunks, completion_json
-from nenyax.core.trajectory import ModelCall, new_id
+from nenyax.core.trajectory import ModelCall, Status, new_id
 
 Responder = Callable[[ChatRequest], Awaitable[ModelCall]]
 
@@ -60,8 +60,36 @@ class EpisodeRoute:
     id: str
     base_url: str
     responder: Responder
+    policy: Any = None
     calls: list[ModelCall] = attrs.Factory(list)
+    failures: list[tuple[Status, str]] = attrs.Factory(list)
+    """Calls that could not be answered, with the status they give the episode (infra or policy error)."""
     model: str = "nenyax"
+
+    def status(self) -> Status:
+        """The status the episode takes from its model calls: the first failure's, else ok."""
+        return self.failures[0][0] if self.failures else Status.OK
+
+
+class _Refused(Exception):
+    """A call the proxy answers with an HTTP error (the failure is already recorded on the route)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _record(route: EpisodeRoute, exc: Exception) -> _Refused:
+    """Classify a responder's failure for the episode: infrastructure, or the policy's own."""
+    if isinstance(exc, InfraFailure):
+        route.failures.append((Status.INFRA_ERROR, str(exc)))
+        return _Refused(502, str(exc))
+    if isinstance(exc, NenyaxError) and not isinstance(exc, PolicyFailure):
+        route.failures.append((Status.INFRA_ERROR, str(exc)))  # a misconfigured model is no policy failure
+        return _Refused(502, str(exc))
+    message = f"{type(exc).__name__}: {exc}"
+    route.failures.append((Status.POLICY_ERROR, message))
+    return _Refused(500, message)
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -130,6 +158,7 @@ class RecordingProxy:
             id=episode,
             base_url=f"http://{self.host}:{self.port}/e/{episode}/v1",
             responder=as_responder(policy),
+            policy=policy,
             model=model,
         )
         self.routes[episode] = route
@@ -175,7 +204,10 @@ class RecordingProxy:
             tools=tuple(body.get("tools") or ()),
             params=params,
         )
-        call = await route.responder(request)
+        try:
+            call = await route.responder(request)
+        except Exception as exc:
+            raise _record(route, exc) from exc
         route.calls.append(call)
         return call
 
@@ -189,8 +221,8 @@ class RecordingProxy:
             return _error(400, "'messages' must be a non-empty list.")
         try:
             call = await self._answer(route, messages, body)
-        except NenyaxError as exc:
-            return _error(502 if isinstance(exc, InfraFailure) else 400, str(exc))
+        except _Refused as exc:
+            return _error(exc.status, str(exc))
         completion = completion_json(call, model=str(body.get("model") or route.model))
         if not body.get("stream"):
             return _json(completion)
@@ -211,32 +243,13 @@ class RecordingProxy:
         if not isinstance(prompt, str):
             return _error(400, "This proxy serves /v1/completions for a single string prompt.")
         if body.get("echo") and body.get("logprobs") is not None:
-            provider = getattr(getattr(route.responder, "__self__", None), "provider", None)
-            forward = getattr(provider, "text_completion", None)
-            if forward is None:
+            if not isinstance(route.policy, Endpoint):
                 return _error(400, "echo with logprobs needs a model server that scores prompts; this model cannot.")
-            started = time.perf_counter()
-            try:
-                data = await forward(body)
-            except NenyaxError as exc:
-                return _error(502, str(exc))
-            text = data["choices"][0].get("text", "")
-            route.calls.append(
-                ModelCall(
-                    messages=({"role": "user", "content": prompt},),
-                    response={"role": "assistant", "content": text},
-                    provider="openai",
-                    model=str(body.get("model") or route.model),
-                    params={k: v for k, v in body.items() if k in SAMPLING_KEYS},
-                    finish_reason=data["choices"][0].get("finish_reason"),
-                    latency_s=time.perf_counter() - started,
-                )
-            )
-            return _json(data)
+            return await self._scored_prompt(route, body, prompt)
         try:
             call = await self._answer(route, [{"role": "user", "content": prompt}], body)
-        except NenyaxError as exc:
-            return _error(502, str(exc))
+        except _Refused as exc:
+            return _error(exc.status, str(exc))
         choice: dict[str, Any] = {
             "index": 0,
             "text": (prompt if body.get("echo") else "") + str(call.response.get("content") or ""),
@@ -256,15 +269,44 @@ class RecordingProxy:
             }
         )
 
+    async def _scored_prompt(self, route: EpisodeRoute, body: dict[str, Any], prompt: str) -> web.Response:
+        started = time.perf_counter()
+        try:
+            data = await route.policy.text_completion(body)
+            choice = data["choices"][0]
+            text = str(choice.get("text", ""))
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            refused = _record(route, InfraFailure(f"The model server's completion is malformed ({exc!r})."))
+            return _error(refused.status, str(refused))
+        except Exception as exc:
+            refused = _record(route, exc)
+            return _error(refused.status, str(refused))
+        route.calls.append(
+            ModelCall(
+                messages=({"role": "user", "content": prompt},),
+                response={"role": "assistant", "content": text},
+                provider=route.policy.provider_name,
+                model=route.policy.model,
+                params={k: v for k, v in body.items() if k in SAMPLING_KEYS},
+                finish_reason=choice.get("finish_reason"),
+                latency_s=time.perf_counter() - started,
+            )
+        )
+        return _json(data)
+
     async def _responses(self, request: web.Request) -> web.StreamResponse:
         found = await self._route_and_body(request)
         if isinstance(found, web.Response):
             return found
         route, body = found
         try:
-            call = await self._answer(route, _messages_from_responses_input(body), body)
-        except NenyaxError as exc:
-            return _error(502, str(exc))
+            messages = _messages_from_responses_input(body)
+        except (AttributeError, TypeError) as exc:
+            return _error(400, f"'input' must be a string or a list of message objects ({exc}).")
+        try:
+            call = await self._answer(route, messages, body)
+        except _Refused as exc:
+            return _error(exc.status, str(exc))
         text = str(call.response.get("content") or "")
         return _json(
             {

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import closing
 
 from nenyax.core import serde
 from nenyax.core.check import Outcome as CheckOutcome
@@ -96,16 +97,17 @@ def examples_load(subject: Subject) -> Iterator[str]:
         if not isinstance(env, Environment):
             yield f"Example {uri!r} loaded as {type(env).__name__}, not an Environment."
             continue
-        manifest = env.manifest
-        if manifest.uri != uri:
-            yield f"Example {uri!r} has manifest uri {manifest.uri!r}."
-        if serde.loads(serde.dumps(manifest), Manifest) != manifest:
-            yield f"The manifest of {uri!r} does not survive a JSON round trip."
-        if load(uri, registry=subject.registry).manifest.digest != manifest.digest:
-            yield f"Loading {uri!r} twice gave different manifest digests."
-        if not env.task_ids(limit=3):
-            yield f"Example {uri!r} lists no task ids."
-        env.close()
+        with closing(env):
+            manifest = env.manifest
+            if manifest.uri != uri:
+                yield f"Example {uri!r} has manifest uri {manifest.uri!r}."
+            if serde.loads(serde.dumps(manifest), Manifest) != manifest:
+                yield f"The manifest of {uri!r} does not survive a JSON round trip."
+            with closing(load(uri, registry=subject.registry)) as again:
+                if again.manifest.digest != manifest.digest:
+                    yield f"Loading {uri!r} twice gave different manifest digests."
+            if not env.task_ids(limit=3):
+                yield f"Example {uri!r} lists no task ids."
 
 
 def bad_uri_is_clear(subject: Subject) -> Iterator[str]:
@@ -136,7 +138,8 @@ def _claimed_tier(env: Environment) -> Tier:
 def examples_reach_claimed_tier(subject: Subject) -> Iterator[str]:
     """`nenyax check` on each example reaches the tier its capabilities claim."""
     for uri in _examples(subject):
-        claimed = _claimed_tier(load(uri, registry=subject.registry))
+        with closing(load(uri, registry=subject.registry)) as env:
+            claimed = _claimed_tier(env)
         report = check_env(uri, samples=3, registry=subject.registry)
         if report.tier < claimed:
             blocking = [r for r in report.results if r.outcome is not CheckOutcome.PASSED]
@@ -147,16 +150,17 @@ def examples_reach_claimed_tier(subject: Subject) -> Iterator[str]:
 def trajectory_roundtrip(subject: Subject) -> Iterator[str]:
     """A judged trajectory of each example survives JSON unchanged and records where it came from."""
     for uri in _examples(subject):
-        env = load(uri, registry=subject.registry)
-        caps = env.manifest.capabilities
-        policy = "null" if caps.null_policy else "random" if caps.random_policy else "reference"
-        traj = env.rollout(policy)
+        with closing(load(uri, registry=subject.registry)) as env:
+            caps = env.manifest.capabilities
+            policy = "null" if caps.null_policy else "random" if caps.random_policy else "reference"
+            traj = env.rollout(policy)
+            digest = env.manifest.digest
         if traj.status is not Status.OK or traj.judgment is None:
             yield f"A {policy} episode of {uri!r} ended {traj.status.value}: {traj.error}"
             continue
         if serde.loads(serde.dumps(traj), Trajectory) != traj:
             yield f"A trajectory of {uri!r} does not survive a JSON round trip (are observations JSON-native?)."
-        if traj.env_uri != uri or traj.manifest_digest != env.manifest.digest:
+        if traj.env_uri != uri or traj.manifest_digest != digest:
             yield f"A trajectory of {uri!r} does not record its environment URI and manifest digest."
 
 
