@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,10 @@ def load_local(path: Path, split: str | None) -> tuple[datasets.Dataset, str]:
     # datasets draws a progress bar per build; a CLI run or a test log is no place for it.
     bars = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()
+    # datasets also logs a failed read before raising it; the one sentence below says it already.
+    logger = logging.getLogger("datasets")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
     try:
         if path.is_dir():
             if not any((path / name).exists() for name in ("dataset_dict.json", "dataset_info.json", "state.json")):
@@ -71,6 +76,7 @@ def load_local(path: Path, split: str | None) -> tuple[datasets.Dataset, str]:
             msg = f"datasets could not read {str(path)!r}: {_one_line(cause)}."
         raise BadURIError(msg) from exc
     finally:
+        logger.setLevel(level)
         if bars:
             datasets.enable_progress_bars()
     if isinstance(loaded, datasets.Dataset):
