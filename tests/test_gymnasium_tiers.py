@@ -5,7 +5,6 @@ the table with `NENYAX_UPDATE_TIERS=1 nox -s integration`.
 """
 
 import os
-import re
 import warnings
 from pathlib import Path
 
@@ -13,9 +12,9 @@ import pytest
 
 from nenyax.adapters.gymnasium.adapter import GymnasiumAdapter
 from nenyax.core import Tier, check
+from nenyax.testing.tables import sync_marked_block, tier_summary
 
 README = Path(__file__).resolve().parents[1] / "packages/nenyax-adapters-gymnasium/README.md"
-TABLE = re.compile(r"<!-- tiers:start -->\n(.*?)<!-- tiers:end -->", re.DOTALL)
 SAMPLES = 3
 
 # A 1000-step CarRacing episode renders 1000 frames and records 27,648 numbers per observation;
@@ -72,11 +71,7 @@ def render(measured):
         note = " (checked with `?max_episode_steps=100`)" if env_id in QUERY else ""
         label = report.tier.label if report.tier is not Tier.NONE else "none (cannot be made)"
         lines.append(f"| {env_id} | {label} | {why(env_id, report)}{note} |")
-    counts = {}
-    for report in measured.values():
-        counts[report.tier.label] = counts.get(report.tier.label, 0) + 1
-    summary = ", ".join(f"{n} {tier}" for tier, n in sorted(counts.items(), key=lambda kv: -kv[1]))
-    return "\n".join(lines) + f"\n\n{len(measured)} registered ids: {summary}.\n"
+    return "\n".join(lines) + f"\n\n{tier_summary(measured.values(), 'registered ids')}\n"
 
 
 def test_every_registered_id_is_checked(measured):
@@ -93,10 +88,6 @@ def test_every_registered_id_is_checked(measured):
 
 def test_readme_table_matches_measurement(measured):
     table = render(measured)
-    text = README.read_text()
-    if os.environ.get("NENYAX_UPDATE_TIERS"):
-        README.write_text(TABLE.sub(lambda _: f"<!-- tiers:start -->\n{table}<!-- tiers:end -->", text))
-        text = README.read_text()
-    found = TABLE.search(text)
-    assert found, "The adapter README lost its tier table markers."
-    assert found.group(1) == table, "The tier table is stale; regenerate it with NENYAX_UPDATE_TIERS=1."
+    found = sync_marked_block(README, "tiers", table, update=bool(os.environ.get("NENYAX_UPDATE_TIERS")))
+    assert found is not None, "The adapter README lost its tier table markers."
+    assert found == table, "The tier table is stale; regenerate it with NENYAX_UPDATE_TIERS=1."

@@ -4,16 +4,15 @@ Regenerate the table with `NENYAX_UPDATE_TIERS=1 nox -s integration`.
 """
 
 import os
-import re
 from pathlib import Path
 
 import pytest
 
 from nenyax.adapters.reasoning_gym.adapter import ReasoningGymAdapter
 from nenyax.core import Tier, check
+from nenyax.testing.tables import sync_marked_block, tier_summary
 
 README = Path(__file__).resolve().parents[1] / "packages/nenyax-adapters-reasoning-gym/README.md"
-TABLE = re.compile(r"<!-- tiers:start -->\n(.*?)<!-- tiers:end -->", re.DOTALL)
 
 WHY_NO_REFERENCE = "No reference: many answers are valid and the metadata holds none, so an oracle needs a solver."
 # Why each dataset stops below audited. A dataset that drops without an entry here fails the test.
@@ -34,11 +33,7 @@ def render(measured):
     lines = ["| dataset | tier | why not audited |", "| --- | --- | --- |"]
     for name, report in measured.items():
         lines.append(f"| {name} | {report.tier.label} | {WHY.get(name, '') if report.tier < Tier.AUDITED else ''} |")
-    counts = {}
-    for report in measured.values():
-        counts[report.tier.label] = counts.get(report.tier.label, 0) + 1
-    summary = ", ".join(f"{n} {tier}" for tier, n in sorted(counts.items(), key=lambda kv: -kv[1]))
-    return "\n".join(lines) + f"\n\n{len(measured)} datasets: {summary}.\n"
+    return "\n".join(lines) + f"\n\n{tier_summary(measured.values(), 'datasets')}\n"
 
 
 def test_every_dataset_is_checked(measured):
@@ -52,13 +47,9 @@ def test_every_dataset_is_checked(measured):
 
 def test_readme_table_matches_measurement(measured):
     table = render(measured)
-    text = README.read_text()
-    if os.environ.get("NENYAX_UPDATE_TIERS"):
-        README.write_text(TABLE.sub(lambda _: f"<!-- tiers:start -->\n{table}<!-- tiers:end -->", text))
-        text = README.read_text()
-    found = TABLE.search(text)
-    assert found, "The adapter README lost its tier table markers."
-    assert found.group(1) == table, "The tier table is stale; regenerate it with NENYAX_UPDATE_TIERS=1."
+    found = sync_marked_block(README, "tiers", table, update=bool(os.environ.get("NENYAX_UPDATE_TIERS")))
+    assert found is not None, "The adapter README lost its tier table markers."
+    assert found == table, "The tier table is stale; regenerate it with NENYAX_UPDATE_TIERS=1."
 
 
 def test_composite_is_audited():
