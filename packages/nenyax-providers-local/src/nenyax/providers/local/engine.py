@@ -84,6 +84,7 @@ class Engine:
         self._load_lock = threading.Lock()  # one load, even when a caller loads eagerly while the worker does
         self._pending: list[_Job] = []
         self._draining = False
+        self._thread: threading.Thread | None = None
         self.model: Any = None
         self.tokenizer: Any = None
         self.folder: Path | None = None
@@ -108,13 +109,23 @@ class Engine:
             start, self._draining = not self._draining, True
         if start:
             try:
-                threading.Thread(target=self._drain, name=f"nenyax-local:{self.source.name}", daemon=True).start()
+                # Not a daemon: the interpreter must wait for a batch to finish, since a thread killed
+                # inside torch at exit aborts the process ("terminate called without an active exception").
+                # It ends by itself once the queue is empty, and every decode is bounded by max_tokens.
+                self._thread = threading.Thread(target=self._drain, name=f"nenyax-local:{self.source.name}")
+                self._thread.start()
             except RuntimeError as exc:
                 with self._lock:
                     self._draining = False
                 msg = f"Could not start a thread for the local model ({exc})."
                 raise InfraFailure(msg) from exc
         return job.future
+
+    def wait_idle(self, timeout: float | None = None) -> None:
+        """Block until the worker thread has served everything queued and stopped."""
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
 
     def _drain(self) -> None:
         while True:

@@ -109,5 +109,10 @@ class LocalProvider:
         )
 
     async def aclose(self) -> None:
-        """Let go of this provider's models; one is freed once no other provider in the process holds it."""
+        """Let go of this provider's models (once their worker is idle); a model is freed once no other
+        provider in the process holds it.
+        """
+        engines = list(self._engines.values())
         self._engines.clear()
+        for engine in engines:
+            await asyncio.to_thread(engine.wait_idle, 60.0)
