@@ -9,6 +9,12 @@ import random
 import re
 import string
 
+ANSWER_RULES = (
+    "The answer, as text. It is taken from the last <answer>...</answer>, else \\boxed{...}, "
+    "else an 'Answer: ...' final line, else the final line."
+)
+"""How `extract_answer` reads a reply, for manifests' action descriptions."""
+
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _ANSWER_LINE = re.compile(r"(?:final answer|answer)\s*(?:is|:)\s*(.+?)\s*\.?\s*$", re.IGNORECASE)
 _BOXED = "\\boxed{"

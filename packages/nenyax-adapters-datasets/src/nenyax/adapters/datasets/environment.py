@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from nenyax.adapters.datasets.answers import extract_answer, gold_answer
 from nenyax.adapters.datasets.loading import ANSWER_COLUMNS, PROMPT_COLUMNS, content_digest, load_local, pick_column
-from nenyax.core.answers import garbage_answer
+from nenyax.core.answers import ANSWER_RULES, garbage_answer
 from nenyax.core.environment import Session, StepEnvironment
 from nenyax.core.errors import BadURIError, NenyaxError, VerifierFailure
 from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
@@ -46,10 +46,7 @@ class DatasetEnvironment(StepEnvironment):
                 f"answers judged against {self.answer_column!r} by the {spec.judge!r} judge.",
                 splits=(Split(name=self.split, count=len(self.dataset)),),
                 observation="The question, as text.",
-                action=(
-                    "The answer, as text. It is taken from the last <answer>...</answer>, else \\boxed{...}, "
-                    "else an 'Answer: ...' final line, else the final line."
-                ),
+                action=ANSWER_RULES,
                 score_range=(0.0, 1.0),
                 extra={
                     "path": str(spec.path.resolve()),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import reasoning_gym
 from nenyax.adapters.reasoning_gym.answers import extract_answer, reference_answer
-from nenyax.core.answers import garbage_answer
+from nenyax.core.answers import ANSWER_RULES, garbage_answer
 from nenyax.core.environment import Session, StepEnvironment
 from nenyax.core.errors import BadURIError, UnsupportedPolicyError, VerifierFailure
 from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
@@ -68,10 +68,7 @@ class ReasoningGymEnvironment(StepEnvironment):
                 description=(type(first).__doc__ or "").strip().splitlines()[0] if type(first).__doc__ else "",
                 splits=(Split(name="all", count=spec.size),),
                 observation="The question, as text.",
-                action=(
-                    "The answer, as text. It is taken from the last <answer>...</answer>, else \\boxed{...}, "
-                    "else an 'Answer: ...' final line, else the final line."
-                ),
+                action=ANSWER_RULES,
                 score_range=(0.0, 1.0),
                 extra={
                     "seed": spec.seed,
