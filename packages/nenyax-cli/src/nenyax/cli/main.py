@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "check": ("nenyax.cli.commands.check", "check_command", "Measure the highest tier an environment reaches."),
     "plugins": ("nenyax.cli.commands.plugins", "plugins_command", "List installed plugins by kind."),
     "try": ("nenyax.cli.commands.try_", "try_command", "Play one episode with a model and replay it."),
+    "serve": ("nenyax.cli.commands.serve", "serve_command", "Serve a step-mode environment as an OpenEnv server."),
     "adapter-check": (
         "nenyax.cli.commands.conformance",
         "adapter_check_command",
