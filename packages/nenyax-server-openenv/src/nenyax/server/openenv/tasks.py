@@ -22,7 +22,7 @@ _SPLIT_TYPES = ("train", "validation", "test")
 
 def _fail(status: int, detail: Any) -> web.HTTPException:
     cls = {400: web.HTTPBadRequest, 404: web.HTTPNotFound, 422: web.HTTPUnprocessableEntity}[status]
-    return cls(body=dumps({"detail": detail}), content_type="application/json")
+    return cls(text=dumps({"detail": detail}).decode(), content_type="application/json")
 
 
 def _split_names(request: web.Request) -> list[str]:
@@ -40,7 +40,7 @@ async def _request(request: web.Request, keys: dict[str, type]) -> dict[str, Any
     _check_env(request)
     body = await read_body(request, optional=False)
     if isinstance(body, web.Response):
-        raise web.HTTPUnprocessableEntity(body=body.body, content_type="application/json")
+        raise web.HTTPUnprocessableEntity(text=body.text, content_type="application/json")
     errors = [
         error_item("extra_forbidden", ("body", k), "Extra inputs are not permitted", v)
         for k, v in body.items()
