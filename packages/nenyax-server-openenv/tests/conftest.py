@@ -91,3 +91,9 @@ def arithmetic() -> Iterator[Served]:
 def cartpole() -> Iterator[Served]:
     with serving("gymnasium:CartPole-v1") as served:
         yield served
+
+
+@pytest.fixture
+def serve():
+    """`serving` itself, for tests that need a server with their own limits."""
+    return serving

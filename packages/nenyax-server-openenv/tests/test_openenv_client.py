@@ -179,7 +179,9 @@ def test_task_api(arithmetic):
     assert len(tasks) == 20 and tasks[2] == {"id": "basic_arithmetic/7/2", "index": 2}
     one = requests.post(f"{url}/basic_arithmetic/task", json={"split": "all", "index": 2}, timeout=10).json()
     assert one == {"task": tasks[2]}
-    assert requests.post(f"{url}/basic_arithmetic/task", json={"split": "all", "index": 99}, timeout=10).status_code == 400
+    assert (
+        requests.post(f"{url}/basic_arithmetic/task", json={"split": "all", "index": 99}, timeout=10).status_code == 400
+    )
     assert requests.get(f"{url}/other/splits", timeout=10).status_code == 404
     assert requests.post(f"{url}/basic_arithmetic/tasks", json={"split": "nope"}, timeout=10).status_code == 404
 
