@@ -41,6 +41,7 @@ SLOW_CALLS_TO_OFFLOAD = 3
 MAX_SEED = 2**63 - 1
 
 _RESET_KEYS = ("seed", "episode_id", "task_id", "split", "index")
+_clock = time.perf_counter
 
 
 def _describe(exc: BaseException) -> str:
@@ -115,18 +116,18 @@ class ServedEnvironment:
         """Call a synchronous environment method inline, or in the worker thread once it proved slow."""
         if self.offload:
             return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
-        started = time.perf_counter()
+        started = _clock()
         out = fn(*args)
-        self.timed(started)
+        if _clock() - started > SLOW_CALL_S:
+            self.slow_call()
         return out
 
-    def timed(self, started: float) -> None:
+    def slow_call(self) -> None:
         """Count a slow inline call; enough of them switch the environment to the worker thread."""
-        if time.perf_counter() - started > SLOW_CALL_S:
-            self._slow_calls += 1
-            if self._slow_calls >= SLOW_CALLS_TO_OFFLOAD and not self.offload:
-                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nenyax-env")
-                self.offload = True
+        self._slow_calls += 1
+        if self._slow_calls >= SLOW_CALLS_TO_OFFLOAD and not self.offload:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nenyax-env")
+            self.offload = True
 
     def close(self) -> None:
         """Stop the worker thread and close the environment."""
@@ -293,9 +294,10 @@ class Episode:
             elif served.offload:
                 step = await served.run(session.act, action)
             else:
-                started = time.perf_counter()
+                started = _clock()
                 step = session.act(action)
-                served.timed(started)
+                if _clock() - started > SLOW_CALL_S:
+                    served.slow_call()
         except PolicyFailure as exc:  # the environment rejected the action: the policy's failure, scored 0
             return await self._policy_failure(exc, text)
         except VerifierFailure as exc:

@@ -125,6 +125,7 @@ class McpHandler:
             return await self._call(params, request_id, slot)
         if method == "openenv/session/create":
             if slot is not None:
+                slot.shared = True  # its id is out: HTTP calls may now reach it
                 return success({"session_id": slot.id}, request_id)
             try:
                 created = self.table.open()

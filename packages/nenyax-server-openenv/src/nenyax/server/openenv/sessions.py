@@ -25,7 +25,7 @@ log = logging.getLogger("nenyax.server.openenv")
 class Slot:
     """One session: its episode, who drives it, when it was last used."""
 
-    __slots__ = ("busy", "episode", "id", "last_active", "lock", "pending_close", "ws")
+    __slots__ = ("busy", "episode", "id", "last_active", "lock", "pending_close", "shared", "ws")
 
     def __init__(self, served: ServedEnvironment, ws: Any = None) -> None:
         """A fresh slot; `ws` is the WebSocket that owns or drives it, if any."""
@@ -35,8 +35,10 @@ class Slot:
         self.last_active = time.monotonic()
         self.busy = 0
         self.pending_close = False
-        # MCP calls and an attached WebSocket may drive one episode at once; they take turns.
+        # MCP calls and a WebSocket may drive one episode at once: they take turns through the lock.
+        # A slot only MCP can reach by id is `shared`; the WebSocket of an unshared one skips the lock.
         self.lock = asyncio.Lock()
+        self.shared = ws is None
 
 
 class SessionTable:

@@ -86,7 +86,7 @@ def error_frame(exc: WireError) -> bytes:
 
 def observation_frame(result: dict[str, Any]) -> bytes:
     """``{"type": "observation", "data": {"observation", "reward", "done", "metadata"}}``."""
-    return dumps({"type": "observation", "data": result})
+    return orjson.dumps({"type": "observation", "data": result}, default=_fallback, option=_OPTIONS)
 
 
 def state_frame(state: dict[str, Any]) -> bytes:

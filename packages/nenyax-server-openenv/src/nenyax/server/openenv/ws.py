@@ -92,6 +92,8 @@ async def _answer(server: Server, slot: Slot, raw: bytes | str) -> bytes:
         return error_frame(WireError(INVALID_JSON, f"Invalid JSON: {exc}"))
     slot.busy += 1
     try:
+        if not slot.shared:
+            return await dispatch(server, slot, obj)
         async with slot.lock:
             return await dispatch(server, slot, obj)
     except WireError as exc:
