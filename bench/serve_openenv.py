@@ -28,6 +28,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -37,6 +38,18 @@ import orjson
 LENGTH = 100
 """Steps per episode of the counter environment."""
 HERE = os.path.abspath(__file__)
+
+
+def run(coro: Any) -> Any:
+    """Run `coro` on uvloop when it is installed (uvicorn, under OpenEnv, picks it up by itself too)."""
+    if os.environ.get("BENCH_LOOP") != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            pass
+        else:
+            return uvloop.run(coro)
+    return asyncio.run(coro)
 
 
 def _raise_fd_limit() -> None:
@@ -191,7 +204,8 @@ def _serve_openenv(wait: float, use_async: bool, max_sessions: int) -> None:
     sock.bind(("127.0.0.1", 0))
     print(f"http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
     app = openenv_app(wait, use_async, max_sessions)
-    config = uvicorn.Config(app, log_level="warning", backlog=4096, ws_per_message_deflate=False)
+    loop = "asyncio" if os.environ.get("BENCH_LOOP") == "asyncio" else "auto"  # auto: uvloop when installed
+    config = uvicorn.Config(app, log_level="warning", backlog=4096, ws_per_message_deflate=False, loop=loop)
     uvicorn.Server(config).run(sockets=[sock])
 
 
@@ -380,6 +394,13 @@ SERVERS = {
 }
 
 
+def _collect(path: str) -> dict[str, Any]:
+    with open(path) as f:
+        result = json.load(f)
+    os.unlink(path)
+    return result
+
+
 def _percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -394,20 +415,21 @@ def throughput(kind: str, sessions: int, clients: int, seconds: float) -> dict[s
         action = SERVERS[kind][1]
         start_at = time.time() + 2.0  # every client connects and warms up before the window opens
         per_client = [sessions // clients + (1 if i < sessions % clients else 0) for i in range(clients)]
+        outs = [tempfile.mktemp(suffix=".json") for _ in per_client]
         children = [
             subprocess.Popen(
-                [sys.executable, HERE, "--role", "client", "--url", url, "--sessions", str(n),
-                 "--action", json.dumps(action), "--start-at", repr(start_at), "--seconds", str(seconds)],
-                stdout=subprocess.PIPE,
-                text=True,
+                [sys.executable, HERE, "--role", "client", "--url", url, "--sessions", str(n), "--out", out,
+                 "--action", json.dumps(action), "--start-at", repr(start_at), "--seconds", str(seconds)]
             )
-            for n in per_client
+            for n, out in zip(per_client, outs, strict=True)
         ]  # fmt: skip
         time.sleep(max(0.0, start_at - time.time()))
         cpu0 = cpu_seconds(process.pid)
         time.sleep(seconds)
         cpu1 = cpu_seconds(process.pid)
-        results = [json.loads(child.communicate(timeout=120)[0]) for child in children]
+        for child in children:
+            child.wait(timeout=120)
+        results = [_collect(out) for out in outs]
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -429,9 +451,11 @@ def scaling(kind: str, grid: list[int], wait: float) -> list[dict[str, Any]]:
     rows = []
     try:
         for size in grid:
-            cmd = [sys.executable, HERE, "--role", "batch", "--url", url, "--size", str(size),
+            path = tempfile.mktemp(suffix=".json")
+            cmd = [sys.executable, HERE, "--role", "batch", "--url", url, "--size", str(size), "--out", path,
                    "--action", json.dumps(SERVERS[kind][1]), "--wait", str(wait)]  # fmt: skip
-            out = json.loads(subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True).stdout)
+            subprocess.run(cmd, timeout=600, check=True)
+            out = _collect(path)
             lat = out["latencies"]
             rows.append(
                 {
@@ -496,7 +520,7 @@ def main() -> None:
 
 def _child(role: str, argv: list[str]) -> None:
     parser = argparse.ArgumentParser()
-    for name in ("--role", "--url", "--action"):
+    for name in ("--role", "--url", "--action", "--out"):
         parser.add_argument(name)
     for name in ("--sessions", "--size", "--max-sessions"):
         parser.add_argument(name, type=int, default=0)
@@ -504,15 +528,19 @@ def _child(role: str, argv: list[str]) -> None:
         parser.add_argument(name, type=float, default=0.0)
     a = parser.parse_args(argv)
     if role == "server:nenyax":
-        asyncio.run(_serve_nenyax(a.wait, a.max_sessions))
+        run(_serve_nenyax(a.wait, a.max_sessions))
     elif role == "server:bare":
-        asyncio.run(_serve_bare())
+        run(_serve_bare())
     elif role in ("server:openenv", "server:openenv-async"):
         _serve_openenv(a.wait, role.endswith("async"), a.max_sessions)
     elif role == "client":
-        print(json.dumps(asyncio.run(_drive(a.url, a.sessions, json.loads(a.action), a.start_at, a.seconds))))
+        result = run(_drive(a.url, a.sessions, json.loads(a.action), a.start_at, a.seconds))
     elif role == "batch":
-        print(json.dumps(asyncio.run(_batch(a.url, a.size, json.loads(a.action), timeout=60 + 10 * a.wait))))
+        result = run(_batch(a.url, a.size, json.loads(a.action), timeout=60 + 10 * a.wait))
+    else:
+        return
+    with open(a.out, "w") as f:
+        json.dump(result, f)
 
 
 if __name__ == "__main__":

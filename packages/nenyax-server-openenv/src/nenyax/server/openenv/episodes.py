@@ -63,7 +63,8 @@ class ServedEnvironment:
         self.manifest = manifest
         self.parses_text = _overrides(probe, "parse_action", Session)
         self.kind = schemas.TEXT if not self.parses_text and isinstance(probe.observation, str) else schemas.NATIVE
-        self.field = "message" if self.kind == schemas.TEXT else "action"
+        self.native = self.kind == schemas.NATIVE
+        self.field = "action" if self.native else "message"
         allowed = {"metadata", self.field} | ({"message"} if self.parses_text else set())
         self.action_keys = frozenset(allowed)
         self.renders = _overrides(probe, "render", Session)
@@ -279,8 +280,13 @@ class Episode:
                 else "No episode in progress: send a reset first."
             )
             raise WireError(VALIDATION_ERROR, msg)
-        action, text = self._action(data)
         served = self.served
+        field = served.field
+        # The hot path (one known field, a well-typed value) is checked inline; `_action` does the rest.
+        if type(data) is dict and len(data) == 1 and field in data and (served.native or type(data[field]) is str):
+            action, text = data[field], None
+        else:
+            action, text = self._action(data)
         if text is not None:
             try:
                 action = session.parse_action(text)
@@ -318,12 +324,15 @@ class Episode:
             )
         steps = self.steps
         steps.append(step)
-        metadata: dict[str, Any] = {"step": len(steps)}
-        if step.info:
-            metadata["info"] = step.info
-        if session.done or len(steps) >= served.max_turns:
+        count = len(steps)
+        metadata: dict[str, Any] = {"step": count, "info": step.info} if step.info else {"step": count}
+        if session.done or count >= served.max_turns:
             return await self._finish(step, metadata)
-        return self._result(session.observation, step.reward, False, metadata)
+        if self._renders:
+            return self._result(session.observation, step.reward, False, metadata)
+        obs = {"observation": session.observation, "task_id": self.task_id, "step": count, "metadata": metadata}
+        result = self.last = {"observation": obs, "reward": step.reward, "done": False, "metadata": metadata}
+        return result
 
     def _result(self, observation: Any, reward: Any, done: bool, metadata: dict[str, Any]) -> dict[str, Any]:
         obs: dict[str, Any] = {"observation": observation, "task_id": self.task_id, "step": len(self.steps)}

@@ -103,6 +103,7 @@ class SessionTable:
         """Close every slot idle past the timeout (never one in the middle of a call); return how many."""
         cutoff = time.monotonic() - self.idle_timeout
         idle = [s for s in self.slots.values() if s.last_active < cutoff and not s.busy]
+        self.reaped += len(idle)
         for slot in idle:
             ws = slot.ws
             if ws is not None:
@@ -111,7 +112,6 @@ class SessionTable:
                     await ws.send_frame(error_frame(WireError(SESSION_ERROR, message)), WSMsgType.TEXT)
                     await ws.close()
             await self.close(slot)
-        self.reaped += len(idle)
         return len(idle)
 
     async def shutdown(self) -> None:
