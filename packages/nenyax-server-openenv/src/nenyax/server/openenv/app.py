@@ -14,7 +14,7 @@ from aiohttp import web
 
 from nenyax.core import StepEnvironment, load
 from nenyax.server.openenv import openapi, routes, tasks, ws
-from nenyax.server.openenv.episodes import ServedEnvironment
+from nenyax.server.openenv.served import ServedEnvironment
 from nenyax.server.openenv.server import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_FRAME_BYTES,

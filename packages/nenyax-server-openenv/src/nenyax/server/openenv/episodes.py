@@ -1,4 +1,4 @@
-"""One served environment, and one episode on it: OpenEnv's reset/step/state on a Nenyax session.
+"""One episode on a served environment: OpenEnv's reset/step/state on a Nenyax session.
 
 The episode follows the rules of Nenyax's own step loop (`nenyax.core.rollout`), so a served
 environment is judged exactly as it is in-process: the session is judged when it reports done (or
@@ -9,13 +9,8 @@ an error frame and never a reward.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import re
-import time
 import uuid
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from nenyax.core import (
@@ -25,116 +20,21 @@ from nenyax.core import (
     Session,
     Status,
     Step,
-    StepEnvironment,
     UsageError,
     VerifierFailure,
 )
 from nenyax.server.openenv import schemas
+from nenyax.server.openenv.served import SLOW_CALL_S, ServedEnvironment, clock
 from nenyax.server.openenv.wire import EXECUTION_ERROR, VALIDATION_ERROR, WireError, check_keys, error_item, invalid
 
-DEFAULT_MAX_TURNS = 1000
-"""Safety bound for environments that declare no ``max_turns`` (the same as Nenyax's own loop)."""
-SLOW_CALL_S = 0.01
-"""A synchronous environment call slower than this blocks every other session on the event loop..."""
-SLOW_CALLS_TO_OFFLOAD = 3
-"""...so after this many, the environment's calls move to a worker thread (one, so calls never overlap)."""
 MAX_SEED = 2**63 - 1
 
 _RESET_KEYS = ("seed", "episode_id", "task_id", "split", "index")
-_clock = time.perf_counter
 
 
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _overrides(obj: Any, name: str, base: type) -> bool:
-    return getattr(type(obj), name) is not getattr(base, name)
-
-
-class ServedEnvironment:
-    """A step-mode environment with what the server learned about it from one probe session."""
-
-    def __init__(self, env: StepEnvironment, probe: Session) -> None:
-        """Use `ServedEnvironment.create`, which opens the probe session."""
-        self.env = env
-        manifest = env.manifest
-        self.manifest = manifest
-        self.parses_text = _overrides(probe, "parse_action", Session)
-        self.kind = schemas.TEXT if not self.parses_text and isinstance(probe.observation, str) else schemas.NATIVE
-        self.native = self.kind == schemas.NATIVE
-        self.field = "action" if self.native else "message"
-        allowed = {"metadata", self.field} | ({"message"} if self.parses_text else set())
-        self.action_keys = frozenset(allowed)
-        self.renders = _overrides(probe, "render", Session)
-        self.async_act = _overrides(probe, "aact", Session)
-        self.sync_session = type(env).asession is StepEnvironment.asession
-        self.max_turns = manifest.capabilities.max_turns or DEFAULT_MAX_TURNS
-        self.name = re.sub(r"[^A-Za-z0-9_.-]+", "_", manifest.name) or manifest.format
-        self.offload = False
-        self._slow_calls = 0
-        self._pool: ThreadPoolExecutor | None = None
-        title = re.sub(r"[^A-Za-z0-9]", "", manifest.name.title()) or "Nenyax"
-        native = schemas.space_schema(getattr(env, "action_space", None)) if self.kind == schemas.NATIVE else {}
-        self.schema = {
-            "action": schemas.action_schema(self.kind, self.parses_text, native, manifest.action, title),
-            "observation": schemas.observation_schema(manifest.observation, title),
-            "state": schemas.state_schema(title),
-        }
-        self.schema["reset_observation"] = self.schema["observation"]
-
-    @classmethod
-    async def create(cls, env: StepEnvironment) -> ServedEnvironment:
-        """Probe `env` with one session of its first task (closed again) and wrap it."""
-        if not isinstance(env, StepEnvironment):
-            mode = getattr(getattr(env, "manifest", None), "mode", None)
-            msg = (
-                f"{env.uri} is a {getattr(mode, 'value', 'non-step')}-mode environment; "
-                "nenyax serve serves step-mode environments only."
-            )
-            raise UsageError(msg)
-        probe = await env.asession()
-        try:
-            return cls(env, probe)
-        finally:
-            await probe.aclose()
-
-    def metadata(self) -> dict[str, Any]:
-        """``/metadata``: OpenEnv's EnvironmentMetadata fields."""
-        manifest = self.manifest
-        description = manifest.description or f"{manifest.name} ({manifest.format}), served by Nenyax."
-        return {
-            "name": manifest.name,
-            "description": description,
-            "readme_content": None,
-            "version": manifest.format_version,
-            "author": None,
-            "documentation_url": None,
-        }
-
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Call a synchronous environment method inline, or in the worker thread once it proved slow."""
-        if self.offload:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
-        started = _clock()
-        out = fn(*args)
-        if _clock() - started > SLOW_CALL_S:
-            self.slow_call()
-        return out
-
-    def slow_call(self) -> None:
-        """Count a slow inline call; enough of them switch the environment to the worker thread."""
-        self._slow_calls += 1
-        if self._slow_calls >= SLOW_CALLS_TO_OFFLOAD and not self.offload:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nenyax-env")
-            self.offload = True
-
-    def close(self) -> None:
-        """Stop the worker thread and close the environment."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-        self.env.close()
 
 
 def _judgment(judgment: Judgment) -> dict[str, Any]:
@@ -300,9 +200,9 @@ class Episode:
             elif served.offload:
                 step = await served.run(session.act, action)
             else:
-                started = _clock()
+                started = clock()
                 step = session.act(action)
-                if _clock() - started > SLOW_CALL_S:
+                if clock() - started > SLOW_CALL_S:
                     served.slow_call()
         except PolicyFailure as exc:  # the environment rejected the action: the policy's failure, scored 0
             return await self._policy_failure(exc, text)

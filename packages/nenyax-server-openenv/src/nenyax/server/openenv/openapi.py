@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from nenyax.server.openenv._version import __version__
-from nenyax.server.openenv.episodes import ServedEnvironment
+from nenyax.server.openenv.served import ServedEnvironment
 
 API_VERSION = "1.0.0"
 """The OpenEnv HTTP API version this server implements (OpenEnv 0.10 publishes 1.0.0)."""

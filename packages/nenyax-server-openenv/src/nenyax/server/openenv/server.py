@@ -5,8 +5,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from nenyax.server.openenv._version import __version__
-from nenyax.server.openenv.episodes import ServedEnvironment
 from nenyax.server.openenv.mcp import McpHandler, Tools
+from nenyax.server.openenv.served import ServedEnvironment
 from nenyax.server.openenv.sessions import SessionTable
 
 DEFAULT_MAX_SESSIONS = 1024

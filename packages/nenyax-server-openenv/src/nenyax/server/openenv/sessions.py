@@ -16,7 +16,8 @@ from typing import Any
 
 from aiohttp import WSMsgType
 
-from nenyax.server.openenv.episodes import Episode, ServedEnvironment
+from nenyax.server.openenv.episodes import Episode
+from nenyax.server.openenv.served import ServedEnvironment
 from nenyax.server.openenv.wire import CAPACITY_REACHED, SESSION_ERROR, WireError, error_frame
 
 log = logging.getLogger("nenyax.server.openenv")
