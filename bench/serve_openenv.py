@@ -214,9 +214,10 @@ def _serve_openenv(wait: float, use_async: bool, max_sessions: int) -> None:
     uvicorn.Server(config).run(sockets=[sock])
 
 
-def start_server(kind: str, wait: float, max_sessions: int) -> tuple[subprocess.Popen[str], str]:
-    """Start one server in its own process; return it and its base URL once it answers /health."""
-    cmd = [sys.executable, HERE, "--role", f"server:{kind}", "--wait", str(wait), "--max-sessions", str(max_sessions)]
+def start_server(kind: str, wait: float, max_sessions: int, cpu: int = -1) -> tuple[subprocess.Popen[str], str]:
+    """Start one server in its own process (pinned to `cpu` unless -1); return it and its URL once it answers."""
+    cmd = [sys.executable, HERE, "--role", f"server:{kind}", "--wait", str(wait), "--max-sessions", str(max_sessions),
+           "--cpu", str(cpu)]  # fmt: skip
     process = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     url = process.stdout.readline().strip()
@@ -415,7 +416,8 @@ def _percentile(values: list[float], q: float) -> float:
 
 def throughput(kind: str, sessions: int, clients: int, seconds: float) -> dict[str, float]:
     """One run: steps/s, latency and server CPU per step for server `kind`."""
-    process, url = start_server(kind, 0.0, sessions + 64)
+    # Server on core 0, clients on core 1: the server has a core of its own, as a deployment would.
+    process, url = start_server(kind, 0.0, sessions + 64, cpu=0)
     try:
         action = SERVERS[kind][1]
         start_at = time.time() + 2.0  # every client connects and warms up before the window opens
@@ -424,7 +426,7 @@ def throughput(kind: str, sessions: int, clients: int, seconds: float) -> dict[s
         children = [
             subprocess.Popen(
                 [sys.executable, HERE, "--role", "client", "--url", url, "--sessions", str(n), "--out", out,
-                 "--action", json.dumps(action), "--start-at", repr(start_at), "--seconds", str(seconds)]
+                 "--cpu", "1", "--action", json.dumps(action), "--start-at", repr(start_at), "--seconds", str(seconds)]
             )
             for n, out in zip(per_client, outs, strict=True)
         ]  # fmt: skip
@@ -529,9 +531,12 @@ def _child(role: str, argv: list[str]) -> None:
         parser.add_argument(name)
     for name in ("--sessions", "--size", "--max-sessions"):
         parser.add_argument(name, type=int, default=0)
+    parser.add_argument("--cpu", type=int, default=-1)
     for name in ("--start-at", "--seconds", "--wait"):
         parser.add_argument(name, type=float, default=0.0)
     a = parser.parse_args(argv)
+    if a.cpu >= 0 and hasattr(os, "sched_setaffinity") and a.cpu < (os.cpu_count() or 1):
+        os.sched_setaffinity(0, {a.cpu})
     if role == "server:nenyax":
         run(_serve_nenyax(a.wait, a.max_sessions))
     elif role == "server:bare":
