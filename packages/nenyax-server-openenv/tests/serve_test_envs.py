@@ -27,3 +27,16 @@ class CrashOnSecondStep(gym.Env[Any, Any]):
         if self._t == 2:
             raise RuntimeError("the simulator lost its state")
         return np.zeros(2, np.float32), 1.0, False, False, {}
+
+
+class BusyStep(CrashOnSecondStep):
+    """Spends about 15 ms of CPU in every step (and never crashes): a slow synchronous environment."""
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        import time
+
+        self._t += 1
+        started = time.thread_time()
+        while time.thread_time() - started < 0.015:
+            pass
+        return np.zeros(2, np.float32), 1.0, self._t >= 5, False, {}

@@ -147,3 +147,13 @@ def test_step_after_the_end_and_unknown_task(arithmetic):
             client.step({"message": "1"})
         with pytest.raises(RuntimeError, match="VALIDATION_ERROR"):
             client.step({"action": "1"})  # a text env's action is {"message": ...}
+
+
+def test_a_slow_synchronous_environment_moves_off_the_event_loop(serve):
+    with serve("gymnasium:serve_test_envs:BusyStep") as served, GenericEnvClient(base_url=served.url).sync() as client:
+        assert served.server.served.offload is False
+        client.reset(seed=0)
+        rewards = [client.step({"action": 0}).reward for _ in range(4)]
+        final = client.step({"action": 0})
+        assert served.server.served.offload is True  # three calls over 10 ms of CPU: now in the worker thread
+        assert rewards == [1.0] * 4 and final.done and final.metadata["judgment"]["score"] == 5.0
