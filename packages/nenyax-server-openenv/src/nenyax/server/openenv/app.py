@@ -111,12 +111,25 @@ def serve(
 
     A URI that does not load, or names an environment that is not step mode, raises its `UsageError`.
     """
-    env = load(uri)
-    _raise_file_limit(max_sessions)
+    # Until the loop takes the signals over there is no session to close: a signal just ends the process
+    # with the same exit code; after the loop, a repeated signal must not cut the environment's close short.
+    previous = {s: signal.signal(s, _exit_now) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        return _run(_serve(env, host, port, max_sessions, idle_timeout, max_frame_bytes, say))
+        env = load(uri)
+        _raise_file_limit(max_sessions)
+        try:
+            return _run(_serve(env, host, port, max_sessions, idle_timeout, max_frame_bytes, say))
+        finally:
+            for signum in previous:
+                signal.signal(signum, signal.SIG_IGN)
+            env.close()
     finally:
-        env.close()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _exit_now(signum: int, _frame: Any) -> None:
+    raise SystemExit(130 if signum == signal.SIGINT else 0)
 
 
 def _run(main: Any) -> Any:
