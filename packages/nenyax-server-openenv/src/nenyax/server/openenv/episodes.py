@@ -200,6 +200,7 @@ class Episode:
             elif served.offload:
                 step = await served.run(session.act, action)
             else:
+                served.calls += 1
                 started = clock()
                 step = session.act(action)
                 if clock() - started > SLOW_CALL_S:

@@ -8,6 +8,7 @@ worker thread once they prove slow (so a slow environment cannot stall every oth
 from __future__ import annotations
 
 import asyncio
+import collections
 import re
 import time
 from collections.abc import Callable
@@ -20,13 +21,16 @@ from nenyax.server.openenv import schemas
 DEFAULT_MAX_TURNS = 1000
 """Safety bound for environments that declare no ``max_turns`` (the same as Nenyax's own loop)."""
 SLOW_CALL_S = 0.01
-"""A synchronous environment call using more CPU than this blocks every other session on the event loop..."""
+"""A synchronous environment call slower than this blocks every other session on the event loop..."""
 SLOW_CALLS_TO_OFFLOAD = 3
-"""...so after this many, the environment's calls move to a worker thread (one, so calls never overlap)."""
+"""...so when this many of them fall within `SLOW_WINDOW` consecutive calls, the environment's calls move
+to a worker thread (one, so calls never overlap)."""
+SLOW_WINDOW = 100
+"""On a busy machine any call can look slow when the process is preempted in the middle of it, but
+that happens at most once a time slice (measured: three strikes in all moved fast envs to the thread);
+only an environment that is itself slow makes several of a few consecutive calls slow."""
 
-clock = time.thread_time
-"""CPU time of the event loop's thread: unlike wall time, a call that was merely preempted by another
-process on a busy machine does not look slow (measured: wall time moved fast envs to the thread)."""
+clock = time.perf_counter
 
 
 def _overrides(obj: Any, name: str, base: type) -> bool:
@@ -53,7 +57,8 @@ class ServedEnvironment:
         self.max_turns = manifest.capabilities.max_turns or DEFAULT_MAX_TURNS
         self.name = re.sub(r"[^A-Za-z0-9_.-]+", "_", manifest.name) or manifest.format
         self.offload = False
-        self._slow_calls = 0
+        self.calls = 0  # inline calls so far, to tell a slow environment from a preempted process
+        self._slow_calls: collections.deque[int] = collections.deque(maxlen=SLOW_CALLS_TO_OFFLOAD)
         self._pool: ThreadPoolExecutor | None = None
         title = re.sub(r"[^A-Za-z0-9]", "", manifest.name.title()) or "Nenyax"
         native = schemas.space_schema(getattr(env, "action_space", None)) if self.kind == schemas.NATIVE else {}
@@ -97,6 +102,7 @@ class ServedEnvironment:
         """Call a synchronous environment method inline, or in the worker thread once it proved slow."""
         if self.offload:
             return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+        self.calls += 1
         started = clock()
         out = fn(*args)
         if clock() - started > SLOW_CALL_S:
@@ -104,9 +110,10 @@ class ServedEnvironment:
         return out
 
     def slow_call(self) -> None:
-        """Count a slow inline call; enough of them switch the environment to the worker thread."""
-        self._slow_calls += 1
-        if self._slow_calls >= SLOW_CALLS_TO_OFFLOAD and not self.offload:
+        """Note a slow inline call; enough of them close together switch the environment to the worker thread."""
+        window = self._slow_calls
+        window.append(self.calls)
+        if len(window) == SLOW_CALLS_TO_OFFLOAD and self.calls - window[0] < SLOW_WINDOW and not self.offload:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nenyax-env")
             self.offload = True
 
