@@ -414,10 +414,11 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def throughput(kind: str, sessions: int, clients: int, seconds: float) -> dict[str, float]:
+def throughput(kind: str, sessions: int, clients: int, seconds: float, pin: bool = False) -> dict[str, float]:
     """One run: steps/s, latency and server CPU per step for server `kind`."""
-    # Server on core 0, clients on core 1: the server has a core of its own, as a deployment would.
-    process, url = start_server(kind, 0.0, sessions + 64, cpu=0)
+    # --pin: server on core 0, clients on core 1. Off by default: on a machine others use too, a pinned
+    # server shares its core with whatever runs there (measured: worse and noisier than the scheduler).
+    process, url = start_server(kind, 0.0, sessions + 64, cpu=0 if pin else -1)
     try:
         action = SERVERS[kind][1]
         start_at = time.time() + 2.0  # every client connects and warms up before the window opens
@@ -426,7 +427,8 @@ def throughput(kind: str, sessions: int, clients: int, seconds: float) -> dict[s
         children = [
             subprocess.Popen(
                 [sys.executable, HERE, "--role", "client", "--url", url, "--sessions", str(n), "--out", out,
-                 "--cpu", "1", "--action", json.dumps(action), "--start-at", repr(start_at), "--seconds", str(seconds)]
+                 "--cpu", "1" if pin else "-1", "--action", json.dumps(action),
+                 "--start-at", repr(start_at), "--seconds", str(seconds)]
             )
             for n, out in zip(per_client, outs, strict=True)
         ]  # fmt: skip
@@ -494,13 +496,14 @@ def main() -> None:
     parser.add_argument("--grid", default="32,128,512,2048,4096,8192")
     parser.add_argument("--wait", type=float, default=1.0, help="seconds a step waits in part 2")
     parser.add_argument("--skip-scaling", action="store_true")
+    parser.add_argument("--pin", action="store_true", help="pin the server to core 0 and the clients to core 1")
     args = parser.parse_args()
 
     print(f"Part 1: {args.sessions} sessions over /ws, {LENGTH}-step episodes, {args.clients} client processes, "
           f"{args.seconds:g} s windows, median of {args.repeats}")  # fmt: skip
     medians: dict[str, dict[str, float]] = {}
     for kind in SERVERS:
-        runs = [throughput(kind, args.sessions, args.clients, args.seconds) for _ in range(args.repeats)]
+        runs = [throughput(kind, args.sessions, args.clients, args.seconds, args.pin) for _ in range(args.repeats)]
         medians[kind] = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
     print("| server | steps/s | step p50 ms | step p99 ms | server CPU us/step | client CPU us/step | errors |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
