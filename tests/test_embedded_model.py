@@ -9,7 +9,7 @@ import sys
 import openai
 
 from nenyax.core import Endpoint, Status, load
-from nenyax.core.proxy import RecordingProxy
+from nenyax.core.models.proxy import RecordingProxy
 
 
 def test_try_plays_an_episode_with_the_embedded_model_by_default():

@@ -29,7 +29,7 @@ def test_every_format_loads_and_is_audited(tmp_path, rows, kind):
     env = load(f"hf:{path}")
     assert env.task_ids() == [f"train/{i}" for i in range(6)]
     session = env.session(task="train/2")
-    assert session.observation == "What is 12 times 12?" and session.reference == "144"
+    assert session.observation == "What is 12 times 12?" and session.gold == "144"
     report = check(f"hf:{path}", samples=4)
     assert report.tier is Tier.AUDITED, [r.evidence for r in report.failed]
 
@@ -58,7 +58,7 @@ def test_gsm8k_style_gold_answers(tmp_path):
     path = tmp_path / "gsm.jsonl"
     path.write_text(json.dumps({"question": "Q?", "answer": "Work: 6*7 = 42.\n#### 42"}) + "\n")
     env = load(f"hf:{path}?judge=numeric")
-    assert env.session().reference == "42" and env.rollout("reference").score == 1.0
+    assert env.session().gold == "42" and env.rollout("reference").score == 1.0
     assert env.rollout(lambda q: "so the answer is 42.0").score == 1.0
 
 
@@ -111,10 +111,10 @@ def test_chat_rendering_asks_for_answer_tags(jsonl):
 
 
 def test_manifest_records_the_content(jsonl, rows):
-    first = load(f"hf:{jsonl}").manifest
-    assert first.digest == load(f"hf:{jsonl}").manifest.digest
+    first = load(f"hf:{jsonl}")
+    assert first.digest == load(f"hf:{jsonl}").digest
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in reversed(rows)))
-    assert load(f"hf:{jsonl}").manifest.extra["content"] != first.extra["content"]
+    assert load(f"hf:{jsonl}").manifest.extra["content"] != first.manifest.extra["content"]
 
 
 def test_a_list_of_acceptable_answers(tmp_path):

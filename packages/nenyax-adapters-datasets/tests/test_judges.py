@@ -79,7 +79,7 @@ def test_math_judge_through_the_adapter(tmp_path):
     path = tmp_path / "m.jsonl"
     path.write_text(json.dumps({"problem": "Half?", "solution": "It is $\\boxed{\\frac{1}{2}}$."}) + "\n")
     env = load(f"hf:{path}?judge=math")
-    assert env.session().reference == "\\frac{1}{2}"
+    assert env.session().gold == "\\frac{1}{2}"
     assert env.rollout(lambda q: "<answer>0.5</answer>").score == 1.0
     assert env.rollout(lambda q: "<answer>0.25</answer>").score == 0.0
 
@@ -102,13 +102,11 @@ class _ThirdParty:
 
 
 def test_a_third_party_judge_works_by_name(jsonl, monkeypatch):
-    import nenyax.adapters.datasets.adapter as adapter
     import nenyax.adapters.datasets.plugin as ours
 
     # Under --import-mode=importlib this module's own name need not be importable; give it one that is.
     monkeypatch.setitem(sys.modules, "nenyax_test_third_party_judge", sys.modules[__name__])
     registry = Registry([("adapters-datasets", ours, None, None), ("acme", _ThirdParty(), None, None)])
-    monkeypatch.setattr(adapter, "default_registry", lambda: registry)
-    env = adapter.DatasetsAdapter().load(adapter.parse_uri(f"hf:{jsonl}?judge=length&judge.size=2"))
+    env = load(f"hf:{jsonl}?judge=length&judge.size=2", registry=registry)
     assert env.rollout(lambda q: "<answer>ab</answer>").score == 1.0
     assert env.rollout(lambda q: "<answer>abc</answer>").score == 0.0

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from nenyax.core.trajectory import PolicyInfo
+from nenyax.core.contract.trajectory import PolicyInfo
 
 # The test envs are loaded by import path (gymnasium:nenyax_test_envs:<Class>), so their folder must be importable.
 sys.path.insert(0, str(Path(__file__).parent))

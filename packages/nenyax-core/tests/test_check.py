@@ -1,10 +1,10 @@
 import pytest
 
-from nenyax.core.check import Outcome, check
+from nenyax.core.contract.manifest import Capabilities
+from nenyax.core.contract.trajectory import Tier
 from nenyax.core.errors import UsageError
-from nenyax.core.manifest import Capabilities
-from nenyax.core.registry import Registry
-from nenyax.core.trajectory import Tier
+from nenyax.core.plugins.registry import Registry
+from nenyax.core.tiers.check import Outcome, check
 from nenyax.testing.fakes import AdapterPlugin
 
 
@@ -31,7 +31,7 @@ def test_a_wrong_oracle_fails_the_audit():
 
 
 class NoOracleAdapter:
-    def load(self, uri):
+    def load(self, uri, context=None):
         from nenyax.testing.fakes import ArithEnvironment
 
         return ArithEnvironment(uri.raw, size=4, seed=0, capabilities=Capabilities(seeded=True))
@@ -41,7 +41,7 @@ class NoOracleAdapter:
 
 
 class UnseededAdapter(NoOracleAdapter):
-    def load(self, uri):
+    def load(self, uri, context=None):
         from nenyax.testing.fakes import ArithEnvironment
 
         return ArithEnvironment(uri.raw, size=4, seed=0, capabilities=Capabilities())

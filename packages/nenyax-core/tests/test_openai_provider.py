@@ -6,9 +6,9 @@ import pytest
 from aiohttp import web
 
 from nenyax.core import Endpoint, InfraFailure, Status, UsageError
-from nenyax.core.chat import ChatRequest
-from nenyax.core.openai_provider import OpenAIProvider
-from nenyax.core.runs import read_trajectories
+from nenyax.core.contract.chat import ChatRequest
+from nenyax.core.engine.sinks import read_trajectories
+from nenyax.core.models.openai_provider import OpenAIProvider
 from nenyax.testing.fakes import ArithEnvironment
 from nenyax.testing.model_server import FaultPlan, ScriptedModelServer
 
@@ -49,7 +49,7 @@ def test_records_text_token_ids_and_logprobs(stream):
 
 async def _streamed(base_url):
     """The scripted server does not stream, so stream through the recording proxy in front of it."""
-    from nenyax.core.proxy import RecordingProxy
+    from nenyax.core.models.proxy import RecordingProxy
 
     async with RecordingProxy() as proxy:
         upstream = Endpoint("openai:m", base_url=base_url)
@@ -207,7 +207,7 @@ def test_endpoint_from_config_and_its_mistakes():
 
 
 def test_stream_assembler_joins_content_tool_calls_and_token_ids():
-    from nenyax.core.openai_wire import StreamAssembler, parse_sse_line
+    from nenyax.core.models.openai_wire import StreamAssembler, parse_sse_line
 
     lines = [
         b'data: {"model":"m","prompt_token_ids":[1,2],"choices":[{"delta":{"role":"assistant","content":"He"},"token_ids":[5],"logprobs":{"content":[{"logprob":-0.1}]}}]}',
@@ -220,7 +220,7 @@ def test_stream_assembler_joins_content_tool_calls_and_token_ids():
     for line in lines:
         parse_sse_line(line, assembler, "test")
     data = assembler.result()
-    from nenyax.core.openai_wire import parse_response
+    from nenyax.core.models.openai_wire import parse_response
 
     call = parse_response(data, REQUEST, where="test", latency=0.0, provider="openai")
     assert assembler.done and call.response["content"] == "Hey"
@@ -264,7 +264,7 @@ def test_odd_servers_are_infra_failures_not_policy_failures(reply, fragment):
 
 
 def test_a_malformed_stream_chunk_is_an_infra_failure():
-    from nenyax.core.openai_wire import StreamAssembler, parse_sse_line
+    from nenyax.core.models.openai_wire import StreamAssembler, parse_sse_line
 
     for line in (b"data: 5", b'data: {"choices":[{"delta":{"content":5}}]}'):
         assembler = StreamAssembler()

@@ -6,7 +6,7 @@ import openai
 import pytest
 
 from nenyax.core import Endpoint
-from nenyax.core.proxy import RecordingProxy
+from nenyax.core.models.proxy import RecordingProxy
 from nenyax.testing.model_server import FaultPlan, ScriptedModelServer
 
 

@@ -3,10 +3,10 @@ import types
 
 import pytest
 
+from nenyax.core.engine.loader import load
 from nenyax.core.errors import DuplicatePluginError, ManifestError, PluginLoadError, UnknownPluginError
 from nenyax.core.hookspecs import PluginSpec, hookimpl
-from nenyax.core.loader import load
-from nenyax.core.registry import Registry
+from nenyax.core.plugins.registry import Registry
 from nenyax.testing.fakes import AdapterPlugin, ArithAdapter
 
 

@@ -4,10 +4,10 @@ from typing import ClassVar
 import orjson
 import pytest
 
+from nenyax.core.contract.trajectory import PolicyInfo, Status
+from nenyax.core.engine.rundirs import new_run_dir
+from nenyax.core.engine.sinks import Sink, read_trajectories
 from nenyax.core.errors import InfraFailure, PolicyFailure, UsageError
-from nenyax.core.rollout import run_step_episode
-from nenyax.core.runs import Sink, new_run_dir, read_trajectories
-from nenyax.core.trajectory import PolicyInfo, Status
 from nenyax.testing.fakes import ArithEnvironment, ArithSession
 
 
@@ -21,7 +21,7 @@ def test_builtin_policies_are_judged(env):
     assert (ref.status, ref.score, ref.judgment.passed) == (Status.OK, 1.0, True)
     assert (null.score, rand.score) == (0.0, 0.0)
     assert ref.policy.kind == "reference" and ref.task_id == "add/0/1"
-    assert ref.manifest_digest == env.manifest.digest and ref.timing.seconds >= 0
+    assert ref.manifest_digest == env.digest and ref.timing.seconds >= 0
 
 
 def test_callable_policy_sees_the_native_observation(env):
@@ -87,7 +87,7 @@ def test_timeout_status(env):
     async def slow(_):
         await asyncio.sleep(5)
 
-    traj = asyncio.run(run_step_episode(env, slow, timeout=0.05))
+    traj = asyncio.run(env.arollout(slow, timeout=0.05))
     assert traj.status is Status.TIMEOUT and traj.judgment is None
 
 
@@ -126,9 +126,9 @@ def test_text_policy_transcript_and_parse_failure():
 
 
 def test_random_policy_is_reproducible_per_sample(env):
-    first = asyncio.run(run_step_episode(env, "random", task="add/0/0", sample=0))
-    again = asyncio.run(run_step_episode(env, "random", task="add/0/0", sample=0))
-    other = asyncio.run(run_step_episode(env, "random", task="add/0/0", sample=1))
+    first = asyncio.run(env.arollout("random", task="add/0/0", sample=0))
+    again = asyncio.run(env.arollout("random", task="add/0/0", sample=0))
+    other = asyncio.run(env.arollout("random", task="add/0/0", sample=1))
     assert first.steps[0].action == again.steps[0].action != other.steps[0].action
 
 
@@ -184,7 +184,7 @@ def test_reader_refuses_a_damaged_middle_line(env, tmp_path):
 def test_run_dir_records_the_manifest(env, tmp_path):
     run = new_run_dir(tmp_path, env.manifest, {"policy": "reference"})
     record = orjson.loads((run / "run.json").read_bytes())
-    assert record["digest"] == env.manifest.digest and record["policy"] == "reference"
+    assert record["digest"] == env.digest and record["policy"] == "reference"
     assert new_run_dir(tmp_path, env.manifest) != run
 
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from nenyax.core import serde
-from nenyax.core.trajectory import PolicyInfo, Step
+from nenyax.core.contract import serde
+from nenyax.core.contract.trajectory import PolicyInfo, Step
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import attrs
 import pytest
 import torch
 
-from nenyax.core.chat import ChatRequest
+from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.errors import UsageError
 from nenyax.providers.local.cache import sha256_file
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from nenyax.core import Endpoint, load
-from nenyax.core.chat import ChatRequest
+from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.errors import UsageError
 from nenyax.providers.local import models
 from nenyax.providers.local.cache import ABANDONED_AFTER_S, cache_root, publish_once, sha256_file, weights_digest

@@ -13,8 +13,8 @@ from typing import Any
 import orjson
 
 from nenyax.cli.replay import prompts_per_turn
-from nenyax.core import serde
-from nenyax.core.trajectory import Trajectory
+from nenyax.core.contract import serde
+from nenyax.core.contract.trajectory import Trajectory
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:960px;color:#1d2330;background:#fafbfc}

@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from nenyax.core.trajectory import ModelCall, Status, Trajectory
+from nenyax.core.contract.trajectory import ModelCall, Status, Trajectory
 
 _STATUS_STYLE = {Status.OK: "green", Status.POLICY_ERROR: "yellow"}
 

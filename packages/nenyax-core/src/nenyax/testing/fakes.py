@@ -14,12 +14,12 @@ from typing import Any
 
 import attrs
 
-from nenyax.core.environment import Session, StepEnvironment
+from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
+from nenyax.core.contract.trajectory import Judgment, Step
+from nenyax.core.contract.uri import EnvURI
+from nenyax.core.engine.environment import Session, StepEnvironment
 from nenyax.core.errors import BadURIError
 from nenyax.core.hookspecs import PluginSpec, hookimpl
-from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
-from nenyax.core.trajectory import Judgment, Step
-from nenyax.core.uri import EnvURI
 
 
 class ArithEnvironment(StepEnvironment):
@@ -114,7 +114,7 @@ class ArithSession(Session):
 class ArithAdapter:
     """The well-behaved fake adapter: passes every adapter check."""
 
-    def load(self, uri: EnvURI) -> StepEnvironment:
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
         """Load ``arith:add``; anything else is a one-sentence BadURIError."""
         if uri.target != "add":
             msg = f"The arith format has one environment, 'add'; there is no {uri.target!r}."
@@ -143,8 +143,8 @@ class ForeignExamplesAdapter(ArithAdapter):
 class UnstableManifestAdapter(ArithAdapter):
     """Flaw: the manifest embeds the load time, so its digest changes on every load."""
 
-    def load(self, uri: EnvURI) -> StepEnvironment:
-        env = super().load(uri)
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        env = super().load(uri, context)
         env.manifest = attrs.evolve(env.manifest, extra={"loaded_at": time.perf_counter_ns()})
         return env
 
@@ -152,10 +152,10 @@ class UnstableManifestAdapter(ArithAdapter):
 class CrashOnBadURIAdapter(ArithAdapter):
     """Flaw: an unknown name raises KeyError instead of a clear BadURIError."""
 
-    def load(self, uri: EnvURI) -> StepEnvironment:
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
         if uri.target != "add":
             raise KeyError(uri.target)
-        return super().load(uri)
+        return super().load(uri, context)
 
 
 class WrongReferenceEnvironment(ArithEnvironment):
@@ -170,8 +170,8 @@ class WrongReferenceEnvironment(ArithEnvironment):
 class WrongReferenceAdapter(ArithAdapter):
     """Flaw: over-claims `reference_policy`."""
 
-    def load(self, uri: EnvURI) -> StepEnvironment:
-        base = super().load(uri)
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        base = super().load(uri, context)
         return WrongReferenceEnvironment(uri.raw, size=base.size, seed=base.seed)  # type: ignore[attr-defined]
 
 
@@ -192,8 +192,8 @@ class TupleObservationEnvironment(ArithEnvironment):
 class TupleObservationAdapter(ArithAdapter):
     """Flaw: non-JSON-native observations."""
 
-    def load(self, uri: EnvURI) -> StepEnvironment:
-        base = super().load(uri)
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        base = super().load(uri, context)
         return TupleObservationEnvironment(uri.raw, size=base.size, seed=base.seed)  # type: ignore[attr-defined]
 
 

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from nenyax.core.check import CheckReport
+from nenyax.core.tiers.check import CheckReport
 
 
 def tier_summary(reports: Iterable[CheckReport], noun: str) -> str:

@@ -1,11 +1,11 @@
-"""The gold answer in a dataset's answer column (replies are read by `nenyax.core.answers`)."""
+"""The gold answer in a dataset's answer column (replies are read by `nenyax.core.engine.answers`)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from nenyax.core.answers import extract_answer, last_boxed
+from nenyax.core.engine.answers import extract_answer, last_boxed
 
 __all__ = ["extract_answer", "gold_answer"]
 

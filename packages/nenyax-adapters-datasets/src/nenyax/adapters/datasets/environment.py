@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from nenyax.adapters.datasets.answers import extract_answer, gold_answer
+from nenyax.adapters.datasets.answers import gold_answer
 from nenyax.adapters.datasets.loading import ANSWER_COLUMNS, PROMPT_COLUMNS, content_digest, load_local, pick_column
-from nenyax.core.answers import ANSWER_RULES, garbage_answer
-from nenyax.core.environment import Session, StepEnvironment
-from nenyax.core.errors import BadURIError, NenyaxError, VerifierFailure
-from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
-from nenyax.core.trajectory import Judgment, Step
+from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
+from nenyax.core.engine.answers import ANSWER_RULES
+from nenyax.core.engine.environment import StepEnvironment
+from nenyax.core.engine.qa import QuestionSession
+from nenyax.core.errors import BadURIError
 
 if TYPE_CHECKING:
-    from nenyax.adapters.datasets.adapter import DatasetSpec
+    from nenyax.adapters.datasets.spec import DatasetSpec
 
 
 class DatasetEnvironment(StepEnvironment):
@@ -96,76 +95,23 @@ class DatasetEnvironment(StepEnvironment):
         return DatasetSession(self, index, seed)
 
 
-def _score(judgment: Any) -> float:
-    return judgment.score if isinstance(judgment, Judgment) else float("-inf")
-
-
-class DatasetSession(Session):
-    """One question: a single answer ends the episode and the judge scores it."""
+class DatasetSession(QuestionSession):
+    """One row's question, judged against its gold answer (or any of several)."""
 
     def __init__(self, env: DatasetEnvironment, index: int, seed: int | None) -> None:
         """Read the row."""
-        self.env = env
         self.index = index
-        self.seed = seed
-        self.task_id = env._ids[index]
         self.row = env.dataset[index]
-        self.reference = gold_answer(self.row[env.answer_column])
-        self._judgment: Judgment | None = None
-
-    @property
-    def observation(self) -> str:
-        """The question text."""
-        return str(self.row[self.env.prompt_column])
-
-    @property
-    def done(self) -> bool:
-        """Done once an answer was judged."""
-        return self._judgment is not None
-
-    def act(self, action: Any) -> Step:
-        """Extract the answer from `action` and judge it; a judge that raises is the verifier's failure."""
-        text = "" if action is None else str(action)
-        answer = extract_answer(text)
-        golds = self.reference if isinstance(self.reference, list) else [self.reference]
-        try:
-            # Several acceptable answers: the best judgment over them, whatever the judge.
-            judgment = max((self.env.judge_plugin.judge(answer, gold) for gold in golds), key=_score)
-        except Exception as exc:
-            reason = str(exc) if isinstance(exc, NenyaxError) else f"{type(exc).__name__}: {exc}"
-            msg = f"The {self.env.spec.judge!r} judge failed on {answer!r}: {reason}"
-            raise VerifierFailure(msg) from exc
-        if not isinstance(judgment, Judgment):
-            msg = f"The {self.env.spec.judge!r} judge returned {type(judgment).__name__}, not a Judgment."
-            raise VerifierFailure(msg)
-        self._judgment = judgment
-        return Step(
-            observation=self.observation, action=text, reward=judgment.score, terminated=True, info={"answer": answer}
+        gold = gold_answer(self.row[env.answer_column])
+        golds = gold if isinstance(gold, list) else [gold]
+        super().__init__(
+            task_id=env.task_ids()[index],
+            seed=seed,
+            question=str(self.row[env.prompt_column]),
+            system_prompt=env.spec.system_prompt,
+            judge=env.judge_plugin,
+            judge_name=repr(env.spec.judge),
+            references=golds,
+            gold=golds[0] if golds else None,
+            why_no_gold=f"Row {index} of {env.spec.path.name} has no gold answer.",
         )
-
-    def judge(self, steps: Sequence[Step]) -> Judgment:
-        """The judgment given when the answer came in."""
-        if self._judgment is None:
-            msg = "The episode ended without an answer to judge."
-            raise VerifierFailure(msg)
-        return self._judgment
-
-    def render(self) -> list[dict[str, Any]]:
-        """System prompt (asking for <answer> tags) and the question."""
-        return [
-            {"role": "system", "content": self.env.spec.system_prompt},
-            {"role": "user", "content": self.observation},
-        ]
-
-    def reference_action(self) -> str:
-        """The gold answer in answer tags."""
-        gold = self.reference[0] if isinstance(self.reference, list) and self.reference else self.reference
-        return f"<answer>{gold}</answer>"
-
-    def null_action(self) -> str:
-        """An empty answer."""
-        return ""
-
-    def random_action(self, rng: random.Random) -> str:
-        """A garbage answer: random letters and digits."""
-        return garbage_answer(rng)

@@ -17,7 +17,7 @@ import random
 import re
 from typing import Any
 
-from nenyax.core.trajectory import Judgment
+from nenyax.core.contract.trajectory import Judgment
 
 MAX_LENGTH = 300
 """Longer answers are compared as text only: parsing and simplifying them can take unbounded time."""

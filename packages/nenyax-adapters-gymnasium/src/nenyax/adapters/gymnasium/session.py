@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -13,9 +12,9 @@ from gymnasium import spaces
 from nenyax.adapters.gymnasium import codec
 from nenyax.adapters.gymnasium.spaces import coerce_action, jsonable, null_action, to_json
 from nenyax.adapters.gymnasium.wrappers import bookkeeping_free
-from nenyax.core.environment import Session
+from nenyax.core.contract.trajectory import Step
+from nenyax.core.engine.environment import Session
 from nenyax.core.errors import PolicyFailure, UnsupportedPolicyError
-from nenyax.core.trajectory import Judgment, Step
 
 if TYPE_CHECKING:
     from nenyax.adapters.gymnasium.environment import GymEnvironment
@@ -32,6 +31,9 @@ class GymSession(Session):
         self.env = env
         self.seed = reset_seed
         self.task_id = f"{env.spec.target}/seed/{reset_seed}"
+        # Judged like every step format: by a judge object, here core's return judge.
+        self.trajectory_judge = env.judge
+        self.judge_reference = env.judge_reference
         self._gym = env.acquire()
         self._core, self._limit = bookkeeping_free(self._gym)
         self._elapsed = 0
@@ -100,21 +102,6 @@ class GymSession(Session):
             terminated=bool(terminated),
             truncated=bool(truncated),
             info=info,
-        )
-
-    def judge(self, steps: Sequence[Step]) -> Judgment:
-        """The undiscounted return; passed when it reaches the spec's reward_threshold (when there is one)."""
-        episode_return = float(sum(step.reward for step in steps))
-        threshold = self.env.manifest.extra["spec"]["reward_threshold"]
-        ended = (
-            "terminated" if steps and steps[-1].terminated else "truncated" if steps and steps[-1].truncated else "cut"
-        )
-        return Judgment(
-            score=episode_return,
-            passed=None if threshold is None else episode_return >= threshold,
-            components={"return": episode_return, "length": float(len(steps))},
-            feedback=f"{ended} after {len(steps)} step(s) with return {episode_return:g}",
-            judge=f"gymnasium:{self.env.spec.target}",
         )
 
     def close(self) -> None:

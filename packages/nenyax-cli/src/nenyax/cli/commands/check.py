@@ -7,10 +7,10 @@ import sys
 import click
 import orjson
 
-from nenyax.core import serde
-from nenyax.core.check import CheckReport, Outcome, check
-from nenyax.core.trajectory import Tier
-from nenyax.core.uri import MAX_SEED
+from nenyax.core.contract import serde
+from nenyax.core.contract.trajectory import Tier
+from nenyax.core.contract.uri import MAX_SEED
+from nenyax.core.tiers.check import CheckReport, Outcome, check
 
 TIERS = [t.label for t in Tier if t is not Tier.NONE]
 _STYLE = {Outcome.PASSED: "green", Outcome.FAILED: "red", Outcome.SKIPPED: "yellow"}

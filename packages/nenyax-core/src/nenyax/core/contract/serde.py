@@ -6,15 +6,17 @@ format for persisted records changes this file alone.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, TypeVar
 
-import attrs
 import cattrs
 import orjson
+from cattrs.gen import make_dict_unstructure_fn, override
 from cattrs.preconf.orjson import make_converter
 
+from nenyax.core.contract.schema import SCHEMA_VERSION
+from nenyax.core.contract.trajectory import Step, Tier
 from nenyax.core.errors import NenyaxError
-from nenyax.core.trajectory import SCHEMA_VERSION, Step, Tier
 
 T = TypeVar("T")
 
@@ -29,11 +31,15 @@ converter.register_structure_hook(Tier, lambda value, _: Tier[str(value).upper()
 # 27,648 numbers) and their free-form fields are JSON data already: walking them element by element
 # through cattrs' dispatch cost more than the environment's own step. Values orjson can write as
 # they are pass through (not copied); anything else (numpy, sets, attrs objects) takes cattrs' path.
-_STEP_FIELDS = tuple(field.name for field in attrs.fields(Step))
-# A dict display generated from Step's own fields (as attrs generates its methods): 4x faster than
-# building the dict from getattr calls, and it cannot drift from the class.
-_step_dict = eval("lambda step: {" + ", ".join(f"{name!r}: step.{name}" for name in _STEP_FIELDS) + "}")
+# cattrs.gen builds both: the plain path hands the free-form fields over as they are.
 _unstructure_step_by_cattrs = converter.get_unstructure_hook(Step)
+_unstructure_plain_step = make_dict_unstructure_fn(
+    Step,
+    converter,
+    observation=override(unstruct_hook=lambda value: value),
+    action=override(unstruct_hook=lambda value: value),
+    info=override(unstruct_hook=lambda value: value),
+)
 
 
 # Refused by the check below, so they take cattrs' path: subclasses of builtins, dataclasses and
@@ -53,7 +59,7 @@ def _plain(value: Any) -> bool:
 
 def _unstructure_step(step: Step) -> dict[str, Any]:
     if _plain(step.observation) and _plain(step.action) and _plain(step.info):
-        return _step_dict(step)
+        return _unstructure_plain_step(step)
     return _unstructure_step_by_cattrs(step)
 
 
@@ -98,3 +104,8 @@ def loads(raw: bytes | str, cls: type[T]) -> T:
 def canonical_json(obj: Any) -> bytes:
     """Deterministic JSON (sorted keys) used for digests."""
     return orjson.dumps(to_data(obj), option=_DUMP_OPTIONS | orjson.OPT_SORT_KEYS)
+
+
+def digest(obj: Any) -> str:
+    """``sha256:<hex>`` of `obj`'s canonical JSON: a manifest's digest changes whenever anything in it changes."""
+    return "sha256:" + hashlib.sha256(canonical_json(obj)).hexdigest()

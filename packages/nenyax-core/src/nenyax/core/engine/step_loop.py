@@ -1,30 +1,29 @@
-"""The generic episode loops: one step-mode episode, and many episodes with bounded concurrency."""
+"""The step-mode episode loop: ``session()``, then the policy and ``act()`` until done, then the judgment."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 import time
-from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nenyax.core.environment import Session
+from nenyax.core.contract.trajectory import Judgment, ModelCall, Status, Step, Timing, Trajectory
+from nenyax.core.engine.policies import Policy, Turn
+from nenyax.core.engine.session import Session
+from nenyax.core.engine.sync import run_sync
 from nenyax.core.errors import InfraFailure, PluginLoadError, PolicyFailure, UsageError, VerifierFailure
-from nenyax.core.policies import Turn, as_policy
-from nenyax.core.runs import Sink, open_sink
-from nenyax.core.trajectory import Judgment, ModelCall, Status, Step, Timing, Trajectory, new_id
 
 if TYPE_CHECKING:
-    from nenyax.core.environment import Environment, StepEnvironment
+    from nenyax.core.engine.environment import StepEnvironment
 
 DEFAULT_MAX_TURNS = 1000
 """Safety bound for environments that do not declare ``max_turns``."""
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
+    """``Type: message`` of an exception, for a trajectory's error sentence."""
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -41,14 +40,14 @@ class _Episode:
 
     def fail(self, status: Status, exc: BaseException | str) -> None:
         self.status = status
-        self.error = exc if isinstance(exc, str) else _describe(exc)
+        self.error = exc if isinstance(exc, str) else describe(exc)
 
 
 # Errors that are nobody's episode: the user's configuration is wrong, so the run stops and says so.
-_ABORT = (UsageError, PluginLoadError)
+ABORT = (UsageError, PluginLoadError)
 
 
-async def _play(session: Session, policy: Any, episode: _Episode, rng: random.Random, max_turns: int) -> None:
+async def _play(session: Session, policy: Policy, episode: _Episode, rng: random.Random, max_turns: int) -> None:
     speaks_text = policy.speaks_text
     # The per-step path is hot (a CartPole step costs the env ~7 us): a plain function is called
     # directly and a session that does no I/O is stepped without a coroutine.
@@ -63,7 +62,7 @@ async def _play(session: Session, policy: Any, episode: _Episode, rng: random.Ra
         if speaks_text:
             try:
                 episode.messages.extend(session.render())
-            except _ABORT:
+            except ABORT:
                 raise
             except Exception as exc:  # the adapter's text codec failed: the environment's fault
                 episode.fail(Status.ENV_ERROR, exc)
@@ -75,7 +74,7 @@ async def _play(session: Session, policy: Any, episode: _Episode, rng: random.Ra
                     out = await out
             else:
                 out = await policy.act(turn)
-        except _ABORT:  # e.g. the reference policy on an environment without an oracle
+        except ABORT:  # e.g. the reference policy on an environment without an oracle
             raise
         except InfraFailure as exc:
             episode.fail(Status.INFRA_ERROR, exc)
@@ -94,15 +93,15 @@ async def _play(session: Session, policy: Any, episode: _Episode, rng: random.Ra
                 steps.append(Step(observation=observation, action=None, text=text, info={"error": str(exc)}))
                 episode.fail(Status.POLICY_ERROR, exc)
                 return
-            except _ABORT:
+            except ABORT:
                 raise
             except Exception as exc:  # a parser that crashes is the adapter's bug, not the model's
-                steps.append(Step(observation=observation, action=None, text=text, info={"error": _describe(exc)}))
+                steps.append(Step(observation=observation, action=None, text=text, info={"error": describe(exc)}))
                 episode.fail(Status.ENV_ERROR, exc)
                 return
         try:
             step = session.act(action) if direct_step else await session.aact(action)
-        except _ABORT:
+        except ABORT:
             raise
         except PolicyFailure as exc:  # the environment rejected the action as invalid
             steps.append(Step(observation=observation, action=action, text=text, info={"error": str(exc)}))
@@ -134,15 +133,30 @@ def _judge(session: Session, episode: _Episode) -> Judgment | None:
         return None
 
 
+def _judge_trajectory(session: Session, episode: _Episode, trajectory: Trajectory) -> Trajectory:
+    """Judge the whole finished trajectory with the session's trajectory judge."""
+    if episode.status is Status.POLICY_ERROR:
+        judgment = Judgment(score=0.0, passed=False, feedback=episode.error or "", judge="nenyax:policy_error")
+        return attrs.evolve(trajectory, judgment=judgment)
+    if episode.status is not Status.OK:
+        return trajectory
+    try:
+        judgment = session.trajectory_judge.judge_trajectory(trajectory, session.judge_reference)
+    except Exception as exc:
+        return attrs.evolve(trajectory, status=Status.VERIFIER_ERROR, error=describe(exc))
+    return attrs.evolve(trajectory, judgment=judgment)
+
+
 async def run_step_episode(
     env: StepEnvironment,
-    policy: Any,
+    pol: Policy,
     *,
     task: str | None = None,
     seed: int | None = None,
     group_id: str | None = None,
     sample: int = 0,
     timeout: float | None = None,
+    opened: Session | None = None,
 ) -> Trajectory:
     """Play one step-mode episode; failures become a status on the trajectory, never an exception.
 
@@ -150,23 +164,26 @@ async def run_step_episode(
     that rejects the API key) raise, and the session is closed first. `timeout` bounds the episode's
     awaits (model calls, async environments); a synchronous step cannot be interrupted.
     """
-    pol = as_policy(policy)
     episode = _Episode()
     started = time.time()
-    session: Session | None = None
+    session: Session | None = opened
     judgment: Judgment | None = None
-    try:
-        session = await env.asession(task=task, seed=seed)
-    except _ABORT:
-        raise
-    except Exception as exc:
-        episode.fail(Status.ENV_ERROR, exc)
+    if session is None:
+        try:
+            session = await env.asession(task=task, seed=seed)
+        except ABORT:
+            raise
+        except Exception as exc:
+            episode.fail(Status.ENV_ERROR, exc)
     if session is not None:
         rng = random.Random(f"{session.task_id}:{session.seed}:{sample}")
         max_turns = env.manifest.capabilities.max_turns or DEFAULT_MAX_TURNS
         try:
-            async with asyncio.timeout(timeout):
+            if timeout is None:  # no timer: the synchronous path runs this coroutine without a loop
                 await _play(session, pol, episode, rng, max_turns)
+            else:
+                async with asyncio.timeout(timeout):
+                    await _play(session, pol, episode, rng, max_turns)
         except TimeoutError:
             episode.fail(Status.TIMEOUT, f"The episode did not finish within {timeout} s.")
         finally:
@@ -174,11 +191,12 @@ async def run_step_episode(
                 await session.aclose()
             except Exception as exc:  # a failed close does not undo a judged episode, but is recorded
                 if episode.status is Status.OK:
-                    episode.error = f"close failed: {_describe(exc)}"
-        judgment = _judge(session, episode)
-    return Trajectory(
+                    episode.error = f"close failed: {describe(exc)}"
+        if session.trajectory_judge is None:
+            judgment = _judge(session, episode)
+    trajectory = Trajectory(
         env_uri=env.uri,
-        manifest_digest=env.manifest.digest,
+        manifest_digest=env.digest,
         mode=env.manifest.mode,
         task_id=session.task_id if session is not None else task,
         seed=session.seed if session is not None else seed,
@@ -192,59 +210,31 @@ async def run_step_episode(
         error=episode.error,
         group_id=group_id,
     )
+    if session is not None and session.trajectory_judge is not None:
+        return _judge_trajectory(session, episode, trajectory)
+    return trajectory
 
 
-async def run_many(
-    env: Environment,
-    policy: Any,
-    tasks: Sequence[str] | int | None,
-    *,
-    n: int = 1,
-    concurrency: int = 16,
-    sink: Sink | str | Path | None = None,
-    timeout: float | None = None,
-) -> list[Trajectory]:
-    """Run `n` episodes per task, at most `concurrency` at once, writing each to `sink` as it finishes.
+def run_step_episode_now(
+    env: StepEnvironment, pol: Policy, *, task: str | None = None, seed: int | None = None
+) -> Trajectory | None:
+    """The same episode without an event loop, when its session turns out to be synchronous.
 
-    If one episode raises (a user mistake), the others finish and are written before it is re-raised.
+    The caller guarantees the policy never suspends. The session is opened here, synchronously; a
+    session with async hooks is then played on an event loop after all (still opened only once).
+    Returns None when the session could not be opened: the caller's path records that failure.
     """
-    if n < 1 or concurrency < 1:
-        msg = f"n and concurrency must be at least 1 (got n={n}, concurrency={concurrency})."
-        raise UsageError(msg)
-    if isinstance(tasks, int) and tasks < 0:
-        msg = f"tasks must be a task count of at least 0 or a list of task ids, got {tasks}."
-        raise UsageError(msg)
-    ids = env.task_ids(limit=tasks) if tasks is None or isinstance(tasks, int) else list(tasks)
-    pol = as_policy(policy)
-    out_sink = open_sink(sink)
-    jobs: list[tuple[str, str | None, int]] = []
-    for task in ids:
-        group_id = new_id() if n > 1 else None
-        jobs.extend((task, group_id, k) for k in range(n))
-    results: list[Trajectory | None] = [None] * len(jobs)
-    pending = iter(enumerate(jobs))
-    failed: list[BaseException] = []
-
-    # A fixed pool of workers pulling from one iterator: no semaphore with thousands of waiters
-    # (whose bookkeeping is O(waiters) per acquire in asyncio), and memory bounded by `concurrency`.
-    async def worker() -> None:
-        for index, (task, group_id, sample) in pending:
-            if failed:
-                return  # stop taking new episodes; the ones under way still finish and are written
-            try:
-                traj = await env.arollout(pol, task=task, group_id=group_id, sample=sample, timeout=timeout)
-            except BaseException as exc:
-                failed.append(exc)
-                return
-            if out_sink is not None:
-                out_sink.write(traj)
-            results[index] = traj
-
     try:
-        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(jobs)))))
-    finally:
-        if out_sink is not None and not isinstance(sink, Sink):
-            out_sink.close()
-    if failed:
-        raise failed[0]
-    return [t for t in results if t is not None]
+        session = env.session(task=task, seed=seed)
+    except Exception:
+        return None
+    coro = run_step_episode(env, pol, task=task, seed=seed, opened=session)
+    if type(session).aact is not Session.aact or type(session).aclose is not Session.aclose:
+        return run_sync(coro)
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coro.close()  # it suspended after all: never half-run an episode
+    msg = f"An episode of {env.uri} waited on I/O although its session declares no async hooks."
+    raise RuntimeError(msg)

@@ -17,16 +17,16 @@ from typing import Any
 
 import attrs
 
-from nenyax.core import serde
-from nenyax.core._sync import run_sync
-from nenyax.core.environment import Environment, StepEnvironment
+from nenyax.core.contract import serde
+from nenyax.core.contract.manifest import Manifest
+from nenyax.core.contract.trajectory import Status, Tier, Trajectory
+from nenyax.core.engine.environment import Environment, StepEnvironment
+from nenyax.core.engine.loader import load
+from nenyax.core.engine.policies import CallablePolicy
+from nenyax.core.engine.sinks import Sink, read_trajectories
+from nenyax.core.engine.sync import run_sync
 from nenyax.core.errors import InfraFailure, UsageError
-from nenyax.core.loader import load
-from nenyax.core.manifest import Manifest
-from nenyax.core.policies import CallablePolicy
-from nenyax.core.registry import Registry
-from nenyax.core.runs import Sink, read_trajectories
-from nenyax.core.trajectory import Status, Tier, Trajectory
+from nenyax.core.plugins.registry import Registry
 
 
 class Outcome(enum.Enum):
@@ -150,7 +150,7 @@ async def _manifest_valid(ctx: _Context) -> str:
     if len(set(ids)) != len(ids):
         raise _Fail("Task ids are not unique.")
     version = f"{manifest.format} {manifest.format_version}"
-    return f"Valid {version} manifest, digest {manifest.digest[:19]}, {len(ids)} task ids listed."
+    return f"Valid {version} manifest, digest {env.digest[:19]}, {len(ids)} task ids listed."
 
 
 async def _episode_starts(ctx: _Context) -> str:
@@ -232,7 +232,7 @@ async def _model_path_recorded(ctx: _Context) -> str:
         back = list(read_trajectories(path))
     if back != [traj]:
         raise _Fail("A trajectory written to JSONL does not read back equal.")
-    if not traj.policy.kind or traj.manifest_digest != env.manifest.digest or traj.env_uri != env.uri:
+    if not traj.policy.kind or traj.manifest_digest != env.digest or traj.env_uri != env.uri:
         raise _Fail("The trajectory does not record its policy, environment URI and manifest digest.")
     if traj.task_id is None and traj.seed is None:
         raise _Fail("The trajectory records neither a task id nor a seed.")

@@ -17,11 +17,11 @@ import attrs
 import orjson
 from aiohttp import web
 
-from nenyax.core.chat import SAMPLING_KEYS, ChatRequest
-from nenyax.core.endpoint import Endpoint
+from nenyax.core.contract.chat import SAMPLING_KEYS, ChatRequest
+from nenyax.core.contract.trajectory import ModelCall, Status, new_id
 from nenyax.core.errors import InfraFailure, NenyaxError, PolicyFailure
-from nenyax.core.openai_wire import completion_chunks, completion_json
-from nenyax.core.trajectory import ModelCall, Status, new_id
+from nenyax.core.models.endpoint import Endpoint
+from nenyax.core.models.openai_wire import completion_chunks, completion_json
 
 Responder = Callable[[ChatRequest], Awaitable[ModelCall]]
 
@@ -151,13 +151,18 @@ class RecordingProxy:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def open_episode(self, policy: Any, model: str = "nenyax") -> EpisodeRoute:
-        """Register an episode answered by `policy`; point the harness at ``route.base_url``."""
+    def open_episode(
+        self, policy: Any = None, model: str = "nenyax", *, responder: Responder | None = None
+    ) -> EpisodeRoute:
+        """Register an episode answered by `responder` (else by `policy`); point the harness at ``route.base_url``."""
+        if responder is None and policy is None:
+            msg = "open_episode needs a policy or a responder to answer the episode's calls."
+            raise TypeError(msg)
         episode = new_id()
         route = EpisodeRoute(
             id=episode,
             base_url=f"http://{self.host}:{self.port}/e/{episode}/v1",
-            responder=as_responder(policy),
+            responder=responder if responder is not None else as_responder(policy),
             policy=policy,
             model=model,
         )
@@ -170,9 +175,11 @@ class RecordingProxy:
         return route.calls
 
     @contextlib.asynccontextmanager
-    async def episode(self, policy: Any, model: str = "nenyax") -> AsyncIterator[EpisodeRoute]:
+    async def episode(
+        self, policy: Any = None, model: str = "nenyax", *, responder: Responder | None = None
+    ) -> AsyncIterator[EpisodeRoute]:
         """``async with proxy.episode(endpoint) as route:`` — the route is closed on exit."""
-        route = self.open_episode(policy, model)
+        route = self.open_episode(policy, model, responder=responder)
         try:
             yield route
         finally:

@@ -9,10 +9,8 @@ from typing import Any
 
 import attrs
 
-from nenyax.core.manifest import Mode
-
-SCHEMA_VERSION = 1
-"""Version of every persisted record's layout; bumped on any incompatible change."""
+from nenyax.core.contract.manifest import Mode
+from nenyax.core.contract.schema import SCHEMA_VERSION
 
 
 class Status(enum.Enum):
@@ -174,7 +172,7 @@ class Trajectory:
     env_uri: str
     """URI of the environment that ran it."""
     manifest_digest: str
-    """`Manifest.digest` at the time it ran."""
+    """`serde.digest` of the manifest it ran with."""
     mode: Mode
     """Mode of the environment."""
     task_id: str | None
@@ -199,6 +197,8 @@ class Trajectory:
     """One sentence about the failure, for any status but ``ok``."""
     group_id: str | None = None
     """Shared by trajectories of the same task from the same policy (GRPO groups)."""
+    info: dict[str, Any] = attrs.field(factory=dict)
+    """Format-specific facts about the episode (JSON-able): a harness's logs, a sandbox image digest..."""
     id: str = attrs.field(factory=new_id)
     """Unique id of this trajectory."""
     schema_version: int = SCHEMA_VERSION
@@ -212,13 +212,20 @@ class Trajectory:
 
 @attrs.frozen(kw_only=True)
 class Group:
-    """Trajectories of the same task from the same policy, compared against each other."""
+    """Trajectories of the same task from the same policy revision, compared against each other."""
 
     group_id: str
     task_id: str | None
     trajectories: tuple[Trajectory, ...]
+    policy: PolicyInfo | None = None
+    """The policy (and revision) every member was played by."""
 
     @property
     def scores(self) -> tuple[float, ...]:
         """Scores of the judged members, in order."""
         return tuple(t.judgment.score for t in self.trajectories if t.judgment is not None)
+
+    @property
+    def trainable(self) -> tuple[Trajectory, ...]:
+        """The members a learner may train on (status ``ok`` or ``policy_error``)."""
+        return tuple(t for t in self.trajectories if t.status.trainable)

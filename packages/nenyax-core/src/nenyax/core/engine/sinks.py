@@ -1,22 +1,19 @@
-"""Run directories and the append-only JSONL sink: every finished trajectory is on disk at once."""
+"""The append-only JSONL sink: every finished trajectory is on disk the moment it finishes."""
 
 from __future__ import annotations
 
-import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import orjson
 
-from nenyax.core import serde
+from nenyax.core.contract import serde
+from nenyax.core.contract.trajectory import Trajectory
 from nenyax.core.errors import UsageError
-from nenyax.core.manifest import Manifest
-from nenyax.core.trajectory import Trajectory
 
 
-class Sink:
+class JsonlSink:
     """Appends trajectories to a JSONL file, one line each, flushed as each is written.
 
     Opened in append mode so a resumed run never loses what an earlier one recorded. A last line
@@ -42,7 +39,7 @@ class Sink:
         """Close the file."""
         self._file.close()
 
-    def __enter__(self) -> Sink:
+    def __enter__(self) -> JsonlSink:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -71,11 +68,11 @@ def _drop_cut_last_line(file: IO[bytes]) -> None:
     file.truncate(0)
 
 
-def open_sink(sink: Sink | str | Path | None) -> Sink | None:
+def open_sink(sink: JsonlSink | str | Path | None) -> JsonlSink | None:
     """Accept a Sink, a path to a JSONL file, or None."""
-    if sink is None or isinstance(sink, Sink):
+    if sink is None or isinstance(sink, JsonlSink):
         return sink
-    return Sink(sink)
+    return JsonlSink(sink)
 
 
 def read_trajectories(path: str | Path) -> Iterator[Trajectory]:
@@ -97,15 +94,5 @@ def read_trajectories(path: str | Path) -> Iterator[Trajectory]:
         yield serde.from_data(data, Trajectory)
 
 
-def new_run_dir(root: str | Path, manifest: Manifest, extra: dict[str, Any] | None = None) -> Path:
-    """Create ``root/<time>-<env>/`` holding ``run.json`` (manifest and settings)."""
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", manifest.uri)[:60].strip("-")
-    path = Path(root) / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
-    suffix = 1
-    while path.exists():
-        suffix += 1
-        path = path.with_name(f"{path.name.rsplit('~', 1)[0]}~{suffix}")
-    path.mkdir(parents=True)
-    record = {"manifest": serde.to_data(manifest), "digest": manifest.digest, **(extra or {})}
-    (path / "run.json").write_bytes(orjson.dumps(record, option=orjson.OPT_INDENT_2))
-    return path
+Sink = JsonlSink
+"""The name `Sink` (used before the sink module was named for what it writes)."""

@@ -18,10 +18,10 @@ from typing import Any
 import aiohttp
 import orjson
 
-from nenyax.core.chat import ChatRequest
+from nenyax.core.contract.chat import ChatRequest
+from nenyax.core.contract.trajectory import ModelCall
 from nenyax.core.errors import InfraFailure, UsageError
-from nenyax.core.openai_wire import StreamAssembler, parse_response, parse_sse_line, request_body
-from nenyax.core.trajectory import ModelCall
+from nenyax.core.models.openai_wire import StreamAssembler, parse_response, parse_sse_line, request_body
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})

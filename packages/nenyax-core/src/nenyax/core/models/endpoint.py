@@ -9,10 +9,10 @@ from typing import Any
 
 import attrs
 
-from nenyax.core.chat import SAMPLING_KEYS, ChatRequest
+from nenyax.core.contract.chat import SAMPLING_KEYS, ChatRequest
+from nenyax.core.contract.trajectory import ModelCall, PolicyInfo
 from nenyax.core.errors import UnknownPluginError, UsageError
-from nenyax.core.registry import Registry, default_registry
-from nenyax.core.trajectory import ModelCall, PolicyInfo
+from nenyax.core.plugins.registry import Registry, default_registry
 
 DEFAULT_MODEL = "local:smollm2-135m"
 """The embedded model, used wherever the user names none."""

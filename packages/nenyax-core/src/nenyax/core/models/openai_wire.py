@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 
-from nenyax.core.chat import ChatRequest
+from nenyax.core.contract.chat import ChatRequest
+from nenyax.core.contract.trajectory import ModelCall, new_id
 from nenyax.core.errors import InfraFailure
-from nenyax.core.trajectory import ModelCall, new_id
 
 
 def request_body(request: ChatRequest, *, token_ids: bool, stream: bool) -> dict[str, Any]:

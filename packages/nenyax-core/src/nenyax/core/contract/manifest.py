@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import enum
-import hashlib
 from typing import Any
 
 import attrs
 
+from nenyax.core.contract.schema import SCHEMA_VERSION
 from nenyax.core.errors import ManifestError
 
 
@@ -92,7 +92,7 @@ class Manifest:
     """Format-specific facts worth recording (JSON-able)."""
     capabilities: Capabilities = attrs.field(factory=Capabilities)
     """What the environment claims it can do."""
-    schema_version: int = 1
+    schema_version: int = SCHEMA_VERSION
     """Layout version of the persisted record."""
 
     @uri.validator
@@ -100,10 +100,3 @@ class Manifest:
         if ":" not in value:
             msg = f"Manifest uri {value!r} has no '<format>:' prefix."
             raise ManifestError(msg)
-
-    @property
-    def digest(self) -> str:
-        """A sha256 of the manifest's canonical JSON: changes whenever anything in it changes."""
-        from nenyax.core.serde import canonical_json  # serde imports this module
-
-        return "sha256:" + hashlib.sha256(canonical_json(self)).hexdigest()

@@ -9,9 +9,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from nenyax.core.environment import Session
+from nenyax.core.contract.trajectory import ModelCall, PolicyInfo
+from nenyax.core.engine.session import Session
 from nenyax.core.errors import UsageError, did_you_mean
-from nenyax.core.trajectory import ModelCall, PolicyInfo
 
 
 @attrs.define(kw_only=True)
