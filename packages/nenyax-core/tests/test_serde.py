@@ -28,7 +28,7 @@ from nenyax.core.tiers.check import CheckReport, CheckResult, Outcome
 for _cls in (Capabilities, Split, Manifest, Judgment, Step, ModelCall, PolicyInfo, Timing, Trajectory, Group):
     attrs.resolve_types(_cls)
 for _cls in (CheckResult, CheckReport):
-    attrs.resolve_types(_cls, globalns={**vars(__import__("nenyax.core.tiers.check", fromlist=["x"]))})
+    attrs.resolve_types(_cls)
 
 text = st.text(max_size=20)
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)

@@ -57,11 +57,23 @@ _EXPORTS: dict[str, str] = {
         ("CallablePolicy", "NullPolicy", "Policy", "RandomPolicy", "ReferencePolicy", "Turn", "as_policy"),
         "nenyax.core.engine.policies",
     ),
-    **dict.fromkeys(("JsonlSink", "Sink", "read_trajectories"), "nenyax.core.engine.sinks"),
+    **dict.fromkeys(("Sink", "read_trajectories"), "nenyax.core.engine.sinks"),
     "new_run_dir": "nenyax.core.engine.rundirs",
     "load": "nenyax.core.engine.loader",
     # tiers
-    **dict.fromkeys(("CheckReport", "CheckResult", "Outcome", "acheck", "check"), "nenyax.core.tiers.check"),
+    **dict.fromkeys(
+        ("CheckReport", "CheckResult", "Outcome", "TierOutcome", "TierReport", "TierResult", "acheck", "check"),
+        "nenyax.core.tiers.check",
+    ),
+    # the other mode bases and what their native loops exchange
+    **dict.fromkeys(("RolloutEnvironment", "TaskEnvironment"), "nenyax.core.engine.environment"),
+    **dict.fromkeys(("NativeEpisode", "NativeResult"), "nenyax.core.engine.native_loop"),
+    "LoadContext": "nenyax.core.plugins.adapter",
+    "RecordingProxy": "nenyax.core.models.proxy",
+    **dict.fromkeys(
+        ("ExecResult", "SandboxCapabilities", "SandboxImage", "SandboxSpec"), "nenyax.core.contract.sandbox"
+    ),
+    "JsonlSink": "nenyax.core.engine.sinks",
 }
 
 _MODULES: dict[str, str] = {"serde": "nenyax.core.contract.serde"}
@@ -90,6 +102,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.contract import serde
     from nenyax.core.contract.chat import ChatRequest
     from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
+    from nenyax.core.contract.sandbox import ExecResult, SandboxCapabilities, SandboxImage, SandboxSpec
     from nenyax.core.contract.trajectory import (
         Group,
         Judgment,
@@ -102,8 +115,15 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
         Trajectory,
     )
     from nenyax.core.contract.uri import EnvURI, parse_uri
-    from nenyax.core.engine.environment import Environment, Session, StepEnvironment
+    from nenyax.core.engine.environment import (
+        Environment,
+        RolloutEnvironment,
+        Session,
+        StepEnvironment,
+        TaskEnvironment,
+    )
     from nenyax.core.engine.loader import load
+    from nenyax.core.engine.native_loop import NativeEpisode, NativeResult
     from nenyax.core.engine.policies import (
         CallablePolicy,
         NullPolicy,
@@ -131,5 +151,16 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     )
     from nenyax.core.hookspecs import PluginSpec, hookimpl
     from nenyax.core.models.endpoint import DEFAULT_MODEL, Endpoint
+    from nenyax.core.models.proxy import RecordingProxy
+    from nenyax.core.plugins.adapter import LoadContext
     from nenyax.core.plugins.registry import Registry, default_registry
-    from nenyax.core.tiers.check import CheckReport, CheckResult, Outcome, acheck, check
+    from nenyax.core.tiers.check import (
+        CheckReport,
+        CheckResult,
+        Outcome,
+        TierOutcome,
+        TierReport,
+        TierResult,
+        acheck,
+        check,
+    )

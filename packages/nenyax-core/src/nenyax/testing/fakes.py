@@ -17,7 +17,8 @@ import attrs
 from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
 from nenyax.core.contract.trajectory import Judgment, Step
 from nenyax.core.contract.uri import EnvURI
-from nenyax.core.engine.environment import Session, StepEnvironment
+from nenyax.core.engine.environment import StepEnvironment
+from nenyax.core.engine.session import Session
 from nenyax.core.errors import BadURIError
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 

@@ -51,15 +51,13 @@ class Capabilities:
     an optimal policy can fail a task: the audit then asks the reference to never do worse than
     the null policy and to beat it on average, instead of beating it on every task."""
     multi_turn: bool = False
-    """An episode can take more than one action."""
+    """An episode can take more than one action (or model call); `check` fails a single-turn claim that is broken."""
     tools: bool = False
-    """The environment exposes tools to the policy."""
-    token_level: bool = False
-    """Rewards or observations are given per token."""
+    """The environment exposes tools to the policy: true exactly when the manifest lists them."""
     concurrent_sessions: bool = True
-    """Several sessions may run at once in one process."""
+    """Several sessions may run at once in one process; the rollout engine runs one at a time otherwise."""
     max_turns: int | None = None
-    """Upper bound on actions per episode, if known."""
+    """Upper bound on actions (step mode) or model calls (other modes) per episode, checked by `check`."""
 
 
 @attrs.frozen(kw_only=True)

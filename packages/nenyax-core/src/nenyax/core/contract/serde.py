@@ -14,6 +14,7 @@ import orjson
 from cattrs.gen import make_dict_unstructure_fn, override
 from cattrs.preconf.orjson import make_converter
 
+from nenyax.core.contract.manifest import Capabilities
 from nenyax.core.contract.schema import SCHEMA_VERSION
 from nenyax.core.contract.trajectory import Step, Tier
 from nenyax.core.errors import NenyaxError
@@ -64,6 +65,15 @@ def _unstructure_step(step: Step) -> dict[str, Any]:
 
 
 converter.register_unstructure_hook(Step, _unstructure_step)
+
+# `token_level` was a claim nothing verified, so it was retired; older records that carry it still read.
+_structure_capabilities = converter.get_structure_hook(Capabilities)
+converter.register_structure_hook(
+    Capabilities,
+    lambda data, cls: _structure_capabilities(
+        {k: v for k, v in data.items() if k != "token_level"} if isinstance(data, dict) else data, cls
+    ),
+)
 
 _DUMP_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 

@@ -21,7 +21,13 @@ from nenyax.core.contract.trajectory import Judgment, ModelCall, Status, Step, T
 from nenyax.core.engine.answers import garbage_answer
 from nenyax.core.engine.policies import NullPolicy, Policy, RandomPolicy, ReferencePolicy, Turn
 from nenyax.core.engine.step_loop import ABORT, describe
-from nenyax.core.errors import EnvironmentFailure, InfraFailure, PolicyFailure, VerifierFailure
+from nenyax.core.errors import (
+    EnvironmentFailure,
+    InfraFailure,
+    PolicyFailure,
+    UnsupportedPolicyError,
+    VerifierFailure,
+)
 from nenyax.core.models.endpoint import Endpoint
 from nenyax.core.models.proxy import RecordingProxy, Responder
 
@@ -95,9 +101,13 @@ def responder(env: NativeEnvironment, pol: Policy, task_id: str | None, rng: ran
     if isinstance(pol, Endpoint):
         return pol.send  # forwarded: the provider records token ids and logprobs
     if isinstance(pol, ReferencePolicy):
-        reply = env.reference_reply  # type: ignore[union-attr]  # task mode never asks: its agent is the solution
 
         async def answer(request: ChatRequest) -> ModelCall:
+            # Task mode's reference is the harness's own solution agent, which makes no model calls.
+            reply = getattr(env, "reference_reply", None)
+            if reply is None:
+                msg = f"{env.uri} runs its reference as the harness's own agent; it answers no model calls."
+                raise UnsupportedPolicyError(msg)
             return _in_process_call(request, reply(task_id, list(request.messages)), time.perf_counter(), "reference")
 
         return answer

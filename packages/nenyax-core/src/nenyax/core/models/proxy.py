@@ -7,6 +7,7 @@ or an in-process text policy (a function of the chat messages), and recorded as 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import time
@@ -65,6 +66,8 @@ class EpisodeRoute:
     failures: list[tuple[Status, str]] = attrs.Factory(list)
     """Calls that could not be answered, with the status they give the episode (infra or policy error)."""
     model: str = "nenyax"
+    inflight: set[asyncio.Task[Any]] = attrs.Factory(set)
+    """Calls being answered now; cancelled when the episode closes (a timed-out loop leaves no work behind)."""
 
     def status(self) -> Status:
         """The status the episode takes from its model calls: the first failure's, else ok."""
@@ -170,8 +173,10 @@ class RecordingProxy:
         return route
 
     def close_episode(self, route: EpisodeRoute) -> list[ModelCall]:
-        """Stop serving an episode; return every call it made."""
+        """Stop serving an episode, cancelling calls still being answered; return every call it made."""
         self.routes.pop(route.id, None)
+        for task in list(route.inflight):
+            task.cancel()
         return route.calls
 
     @contextlib.asynccontextmanager
@@ -211,10 +216,15 @@ class RecordingProxy:
             tools=tuple(body.get("tools") or ()),
             params=params,
         )
+        task = asyncio.current_task()
+        if task is not None:
+            route.inflight.add(task)
         try:
             call = await route.responder(request)
         except Exception as exc:
             raise _record(route, exc) from exc
+        finally:
+            route.inflight.discard(task)  # type: ignore[arg-type]
         route.calls.append(call)
         return call
 
