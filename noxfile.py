@@ -123,9 +123,23 @@ def wheel_alone(session: nox.Session, package: str) -> None:
     session.run("python", "-c", probe, *modules, env=ENV)
 
 
+# The direct dependencies the type checker reads types from; the heavy format libraries stay out (Any).
+LINT_TYPED_DEPENDENCIES = ["attrs", "cattrs", "pluggy", "orjson", "aiohttp", "click", "rich", "pytest", "openai"]
+
+
+def _packages_of(package: str) -> list[str]:
+    """The import packages a distribution ships: each leaf package holds a ``py.typed`` marker."""
+    src = PACKAGES[package] / "src"
+    return sorted(".".join(marker.parent.relative_to(src).parts) for marker in src.rglob("py.typed"))
+
+
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff lint and format check over the whole tree."""
-    session.install("ruff==0.17.6")
+    """ruff, the import layers (import-linter) and the type checker (mypy) over every distribution."""
+    session.install("ruff==0.17.6", "import-linter==2.17", "mypy==2.4.1", *LINT_TYPED_DEPENDENCIES)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    # Sources only, without their dependencies: import-linter reads the code, it does not run it.
+    session.install("--no-deps", *(arg for path in PACKAGES.values() for arg in ("-e", str(path))))
+    session.run("lint-imports")
+    session.run("mypy", *(arg for package in PACKAGES for name in _packages_of(package) for arg in ("-p", name)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -117,6 +118,6 @@ def content_digest(path: Path) -> str:
     for file in files:
         digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())
         with file.open("rb") as handle:
-            for block in iter(lambda h=handle: h.read(1 << 20), b""):
+            for block in iter(functools.partial(handle.read, 1 << 20), b""):
                 digest.update(block)
     return "sha256:" + digest.hexdigest()

@@ -46,9 +46,9 @@ class GymSession(Session):
         self._obs_space = self._gym.observation_space
         self._act_space = self._gym.action_space
         self._array_obs = isinstance(self._obs_space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary)
-        discrete = isinstance(self._act_space, spaces.Discrete)
-        self._int_low = int(self._act_space.start) if discrete else 0
-        self._int_high = int(self._act_space.start + self._act_space.n) if discrete else 0
+        act = self._act_space
+        self._int_low = int(act.start) if isinstance(act, spaces.Discrete) else 0
+        self._int_high = int(act.start + act.n) if isinstance(act, spaces.Discrete) else 0
         self._done = False
         self._healthy = True
         self._closed = False

@@ -39,7 +39,7 @@ class GymSpec:
     on_unparseable: str
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: object) -> str:
     return " ".join(str(text).split()).rstrip(".")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
@@ -34,7 +34,7 @@ from nenyax.core.models.proxy import RecordingProxy, Responder
 if TYPE_CHECKING:
     from nenyax.core.engine.environment import RolloutEnvironment, TaskEnvironment
 
-    NativeEnvironment = RolloutEnvironment | TaskEnvironment
+    NativeEnvironment: TypeAlias = RolloutEnvironment | TaskEnvironment
 
 PROXY_API_KEY = "nenyax-proxy"
 """The key native loops are given: the proxy accepts any key, and this one opens nothing elsewhere."""
