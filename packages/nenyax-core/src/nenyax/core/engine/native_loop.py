@@ -96,7 +96,7 @@ def _in_process_call(request: ChatRequest, reply: Any, started: float, name: str
     )
 
 
-def responder(env: NativeEnvironment, pol: Policy, task_id: str | None, rng: random.Random) -> Responder:
+def responder(env: NativeEnvironment, pol: Policy, task_id: str | None, rng_seed: str) -> Responder:
     """How the proxy answers this episode's model calls with `pol`."""
     if isinstance(pol, Endpoint):
         return pol.send  # forwarded: the provider records token ids and logprobs
@@ -113,6 +113,7 @@ def responder(env: NativeEnvironment, pol: Policy, task_id: str | None, rng: ran
         return answer
     if isinstance(pol, NullPolicy | RandomPolicy):
         name = pol.info.name
+        rng = random.Random(rng_seed)
 
         async def constant(request: ChatRequest) -> ModelCall:
             text = "" if isinstance(pol, NullPolicy) else garbage_answer(rng)
@@ -126,7 +127,7 @@ def responder(env: NativeEnvironment, pol: Policy, task_id: str | None, rng: ran
         started = time.perf_counter()
         messages = list(request.messages)
         calls: list[ModelCall] = []
-        turn = Turn(session=None, observation=messages, messages=messages, index=0, rng=rng, calls=calls)  # type: ignore[arg-type]
+        turn = Turn(session=None, observation=messages, messages=messages, index=0, rng_seed=rng_seed, calls=calls)  # type: ignore[arg-type]
         reply = await pol.act(turn)
         if calls:
             return calls[-1]
@@ -170,11 +171,11 @@ async def run_native_episode(
     agent = "model"
     if env.manifest.mode is Mode.TASK:
         agent = _BUILTIN_AGENTS.get(type(pol), "model")
-    rng = random.Random(f"{task}:{seed}:{sample}")
+    rng_seed = f"{task}:{seed}:{sample}"
     model = pol.model if isinstance(pol, Endpoint) else "nenyax"
     started = time.time()
     status, error, judgment, result = Status.OK, None, None, None
-    async with proxy.episode(responder=responder(env, pol, task, rng), policy=pol, model=model) as route:
+    async with proxy.episode(responder=responder(env, pol, task, rng_seed), policy=pol, model=model) as route:
         episode = NativeEpisode(
             task_id=task,
             seed=seed,

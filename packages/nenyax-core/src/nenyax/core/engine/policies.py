@@ -26,10 +26,20 @@ class Turn:
     """The chat transcript so far, ending with the current observation (text policies only)."""
     index: int
     """How many actions were taken before this one."""
-    rng: random.Random
+    rng_seed: str
+    """What `rng` is seeded from: the task, the seed and the sample number of the episode."""
+    _rng: random.Random | None = attrs.field(default=None, init=False, repr=False)
     """A generator seeded from the episode, for reproducible randomness."""
     calls: list[ModelCall]
     """Where a model policy appends each `ModelCall` it makes (recorded in the trajectory)."""
+
+    @property
+    def rng(self) -> random.Random:
+        """A generator seeded from the episode, for reproducible randomness (made on first use: seeding
+        a `random.Random` from a string costs more than a whole one-step episode)."""
+        if self._rng is None:
+            self._rng = random.Random(self.rng_seed)
+        return self._rng
 
 
 @runtime_checkable

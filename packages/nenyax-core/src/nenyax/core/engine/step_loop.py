@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -47,14 +46,16 @@ class _Episode:
 ABORT = (UsageError, PluginLoadError)
 
 
-async def _play(session: Session, policy: Policy, episode: _Episode, rng: random.Random, max_turns: int) -> None:
+async def _play(session: Session, policy: Policy, episode: _Episode, rng_seed: str, max_turns: int) -> None:
     speaks_text = policy.speaks_text
     # The per-step path is hot (a CartPole step costs the env ~7 us): a plain function is called
     # directly and a session that does no I/O is stepped without a coroutine.
     direct_policy = getattr(policy, "sync_fn", None)
     direct_step = type(session).aact is Session.aact
     # One Turn per episode, updated in place: policies must not keep it past their act() call.
-    turn = Turn(session=session, observation=None, messages=episode.messages, index=0, rng=rng, calls=episode.calls)
+    turn = Turn(
+        session=session, observation=None, messages=episode.messages, index=0, rng_seed=rng_seed, calls=episode.calls
+    )
     steps = episode.steps
     while not session.done and len(steps) < max_turns:
         observation = turn.observation = session.observation
@@ -176,14 +177,14 @@ async def run_step_episode(
         except Exception as exc:
             episode.fail(Status.ENV_ERROR, exc)
     if session is not None:
-        rng = random.Random(f"{session.task_id}:{session.seed}:{sample}")
+        rng_seed = f"{session.task_id}:{session.seed}:{sample}"
         max_turns = env.manifest.capabilities.max_turns or DEFAULT_MAX_TURNS
         try:
             if timeout is None:  # no timer: the synchronous path runs this coroutine without a loop
-                await _play(session, pol, episode, rng, max_turns)
+                await _play(session, pol, episode, rng_seed, max_turns)
             else:
                 async with asyncio.timeout(timeout):
-                    await _play(session, pol, episode, rng, max_turns)
+                    await _play(session, pol, episode, rng_seed, max_turns)
         except TimeoutError:
             episode.fail(Status.TIMEOUT, f"The episode did not finish within {timeout} s.")
         finally:
