@@ -40,6 +40,7 @@ class MathEnv(Environment):
     def __init__(self, task_spec=None, secrets=None):
         super().__init__(task_spec or {}, secrets or {})
         self.tries = 0
+        self.slow_runs = 0
 
     def get_prompt(self):
         return [TextBlock(text=self.task_spec["question"])]
@@ -52,8 +53,9 @@ class MathEnv(Environment):
     @tool
     async def slow(self, params: SlowInput) -> ToolOutput:
         """Wait the given seconds, then answer (no reward)."""
+        self.slow_runs += 1
         await asyncio.sleep(params.seconds)
-        return ToolOutput(blocks=[TextBlock(text=f"waited {params.seconds}")])
+        return ToolOutput(blocks=[TextBlock(text=f"waited {params.seconds}")], metadata={"runs": self.slow_runs})
 
     @tool
     def submit(self, params: SubmitInput) -> ToolOutput:

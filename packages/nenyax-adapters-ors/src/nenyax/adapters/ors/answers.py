@@ -65,7 +65,7 @@ def _tool(spec: OrsSpec, info: ServerInfo) -> tuple[AnswerTool | None, str]:
             raise BadURIError(msg)
         arg = string_argument(by_name[wanted])
         if arg is None:
-            msg = f"The tool {wanted!r} of {info.env} does not take one string argument, so it cannot take an answer."
+            msg = f"The tool {wanted!r} of {info.env} takes no single string argument, so it cannot take an answer."
             raise BadURIError(msg)
         return AnswerTool(wanted, arg), ""
     if terminal is not None:

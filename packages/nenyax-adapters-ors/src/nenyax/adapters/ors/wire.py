@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import os
 import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -50,6 +51,13 @@ def loads(text: str) -> Any:
 
 
 def _reason(exc: BaseException) -> str:
+    # aiohttp's own messages nest reprs of inner exceptions; these say the same in words.
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return "the response was cut off"
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "the server disconnected"
+    if isinstance(exc, TimeoutError):
+        return "the server went silent"
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -93,8 +101,8 @@ class Client:
 
     @staticmethod
     def _short(exc: BaseException) -> str:
-        os_error = getattr(exc, "os_error", None)
-        return (getattr(os_error, "strerror", None) or _reason(exc)).rstrip(".").lower()
+        errno = getattr(getattr(exc, "os_error", None), "errno", None)
+        return os.strerror(errno).lower() if errno else _reason(exc)
 
     def unreachable(self, exc: BaseException) -> InfraFailure:
         """The one sentence for a server that cannot be reached."""
