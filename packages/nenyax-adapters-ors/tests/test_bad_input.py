@@ -145,3 +145,25 @@ def test_bad_uris_are_one_sentence(uri, sentence):
     with pytest.raises(BadURIError) as info:
         load(uri)
     assert str(info.value).startswith(sentence) and "\n" not in str(info.value)
+
+
+def test_a_session_the_server_no_longer_holds_is_infra_error(ors_server):
+    import asyncio
+    import urllib.request
+
+    env = load(f"ors:{ors_server.url}/mathenv")
+
+    async def main():
+        session = await env.asession(task="test/0")
+        try:
+            # As when the server restarts or reaps a session idle for 900 s: it is gone server-side.
+            request = urllib.request.Request(
+                ors_server.url + "/delete", method="POST", headers={"X-Session-ID": session.sid}
+            )
+            await asyncio.to_thread(urllib.request.urlopen, request)
+            await session.aact({"name": "hint"})
+        finally:
+            await session.aclose()
+
+    with pytest.raises(InfraFailure, match="no longer holds this episode's session \\(Active environment not found\\)"):
+        asyncio.run(main())
