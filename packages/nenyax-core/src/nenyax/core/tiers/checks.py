@@ -85,6 +85,9 @@ async def _loads(ctx: Context) -> str:
         ctx.env = load(ctx.uri, registry=ctx.registry)
     except UsageError:
         raise
+    except InfraFailure as exc:
+        # A server that cannot be reached says nothing about the environment: not measured, not failed.
+        raise Skip(f"Could not connect: {exc}") from exc
     except Exception as exc:
         raise Fail(f"Loading raised {type(exc).__name__}: {exc}") from exc
     return f"Loaded as {type(ctx.env).__name__} ({ctx.env.manifest.mode.value} mode)."
