@@ -60,7 +60,7 @@ def test_a_skipped_check_blocks_its_tier(monkeypatch):
 
 
 class UnreachableAdapter(NoOracleAdapter):
-    def load(self, uri):
+    def load(self, uri, context=None):
         from nenyax.core.errors import InfraFailure
 
         raise InfraFailure("Cannot reach the server at http://127.0.0.1:9 (connection refused).")
