@@ -1,9 +1,10 @@
 """Running a function with a time limit from any thread, without signals or a subprocess.
 
 math-verify's own timeout is ``signal.alarm``, which works only in the main thread: called from a
-worker thread (``run_sync`` inside Jupyter, a thread pool, Ray) it raises, math-verify catches that
-and answers "not equal", a silent 0. Here the function runs in a fresh daemon thread while the
-caller waits on an event, which works in every thread and inside a running event loop.
+worker thread (``run_sync`` inside Jupyter, a thread pool, Ray) ``parse`` raises ``ValueError``
+("doesn't support threaded environment"). So its timeouts are switched off, and here the function
+runs in a fresh daemon thread while the caller waits on an event, which works in every thread and
+inside a running event loop.
 
 When time is up the caller gets `DeadlineExceeded` at once, and the worker is asked to stop: an
 exception is raised inside it asynchronously (``PyThreadState_SetAsyncExc``), which lands at its
@@ -15,6 +16,7 @@ holds the GIL: callers must refuse such inputs before calling (see `mathguard`).
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -37,7 +39,30 @@ STOP_RETRIES = 200
 """Times an overdue worker is asked to stop, 50 ms apart, before it is left to finish on its own."""
 
 
+_quiet = threading.Lock()
+_quieted = False
+
+
+def _hide_swallowed_stops() -> None:
+    """Python reports a stop swallowed by a finalizer as "Exception ignored in ...": noise, not news, since
+    the stop is sent again. Installed once, at the first stop, chaining to the hook in place then.
+    """
+    global _quieted
+    with _quiet:
+        if _quieted:
+            return
+        previous = sys.unraisablehook
+
+        def hook(unraisable: Any) -> None:
+            if not isinstance(unraisable.exc_value, _Stop):
+                previous(unraisable)
+
+        sys.unraisablehook = hook
+        _quieted = True
+
+
 def _interrupt(thread_id: int) -> None:
+    _hide_swallowed_stops()
     set_async_exc = getattr(ctypes.pythonapi, "PyThreadState_SetAsyncExc", None)
     if set_async_exc is not None:  # CPython; elsewhere the abandoned worker simply runs to its end
         set_async_exc(ctypes.c_ulong(thread_id), ctypes.py_object(_Stop))

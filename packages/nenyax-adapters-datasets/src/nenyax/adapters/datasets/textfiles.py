@@ -134,6 +134,7 @@ def _columns(rows: list[Row]) -> Iterator[str]:
 
 def read_text_file(path: Path) -> tuple[list[str], list[Row], list[int] | None]:
     """The column names, the rows (values as written) and each row's first line (None for a JSON array)."""
+    lines: list[int] | None
     try:
         with path.open(encoding="utf-8-sig", newline="") as handle:
             if path.suffix.lower() == ".csv":
