@@ -167,3 +167,12 @@ def test_csv_details(tmp_path):
     (tmp_path / "wide.csv").write_text("question,answer\na,1,extra\n")
     with pytest.raises(BadURIError, match=r"Line 2 of wide\.csv has 3 fields but the header names 2 columns"):
         load(f"hf:{tmp_path / 'wide.csv'}")
+
+
+def test_an_id_column_with_a_hole_is_an_error_naming_the_row(tmp_path):
+    path = tmp_path / "ids.jsonl"
+    path.write_text('{"id": "a", "question": "q", "answer": "1"}\n{"question": "r", "answer": "2"}\n')
+    with pytest.raises(BadURIError, match=r"Line 2 of ids\.jsonl has no 'id' field, so it cannot name its task"):
+        load(f"hf:{path}?id_column=id")
+    path.write_text('{"id": 7, "question": "q", "answer": "1"}\n{"id": "007", "question": "r", "answer": "2"}\n')
+    assert load(f"hf:{path}?id_column=id").task_ids() == ["train/7", "train/007"]

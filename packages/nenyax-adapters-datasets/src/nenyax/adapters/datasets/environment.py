@@ -6,7 +6,7 @@ import random
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-from nenyax.adapters.datasets.gold import SHOWN_BAD_ROWS, BadRow, read_golds, read_questions
+from nenyax.adapters.datasets.gold import SHOWN_BAD_ROWS, BadRow, BadValue, as_text, read_golds, read_questions
 from nenyax.adapters.datasets.loading import (
     ANSWER_COLUMNS,
     PROMPT_COLUMNS,
@@ -103,7 +103,16 @@ class DatasetEnvironment(StepEnvironment):
     def _row_ids(self) -> list[str]:
         if self.id_column is None:
             return [f"{self.split}/{i}" for i in range(self.table.size)]
-        ids = [f"{self.split}/{value}" for value in self.table.column(self.id_column)]
+        ids = []
+        for index, value in enumerate(self.table.column(self.id_column)):
+            try:
+                ids.append(f"{self.split}/{as_text(value, self.id_column)}")
+            except BadValue as exc:
+                where = self.table.where(index)
+                msg = (
+                    f"{where[0].upper()}{where[1:]} has {exc}, so it cannot name its task; fill it or drop ?id_column."
+                )
+                raise BadURIError(msg) from None
         if len(set(ids)) != len(ids):
             msg = f"The id column {self.id_column!r} repeats values, so it cannot name tasks; drop ?id_column."
             raise BadURIError(msg)
