@@ -21,12 +21,11 @@ import inspect
 import random
 from typing import Any
 
-from pydantic import Field, field_validator
-from pydantic_core import PydanticCustomError
-
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
 TRIES = 7
 

@@ -17,7 +17,7 @@ import uvicorn
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from guess_env import APPS  # noqa: E402
+from guess_env import APPS
 
 
 async def main(names: list[str]) -> None:

@@ -30,7 +30,8 @@ def observation_fields(schema: dict[str, Any]) -> str:
     for name, prop in props.items():
         if name in OBSERVATION_BOOKKEEPING or not isinstance(prop, dict):
             continue
-        kind = prop.get("type") or " or ".join(str(o.get("type", "?")) for o in prop.get("anyOf", []) if isinstance(o, dict))
+        options = [o for o in prop.get("anyOf", []) if isinstance(o, dict)]
+        kind = prop.get("type") or " or ".join(str(o.get("type", "?")) for o in options)
         about = str(prop.get("description", "")).strip()
         parts.append(f'"{name}" ({kind or "any"})' + (f": {about}" if about else ""))
     return "; ".join(parts)
@@ -44,7 +45,8 @@ def system_prompt(name: str, description: str, observation_schema: dict[str, Any
     example = json.dumps(action.null_instance())
     bare = ""
     if len(action.fields) == 1:
-        bare = f" (the bare value, e.g. <action>{json.dumps(next(iter(action.null_instance().values()), 0))}</action>, also works)"
+        value = json.dumps(next(iter(action.null_instance().values()), 0))
+        bare = f" (the bare value, e.g. <action>{value}</action>, also works)"
     return (
         f"You act in the OpenEnv environment {name}.{about}\n"
         f"Each turn you see the observation, {seen}, and the reward your last action earned; "

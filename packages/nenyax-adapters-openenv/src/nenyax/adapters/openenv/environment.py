@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nenyax.adapters.openenv import codec
 from nenyax.adapters.openenv._loop import LoopThread
@@ -30,7 +30,7 @@ def _policy_support(info: ServerInfo) -> tuple[str, str]:
     null = "ok" if not problems else f"The schema's plainest action does not validate ({problems[0]}); no null policy."
     rng = random.Random(0)
     bad = next((p for p in (action.problems(action.random_instance(rng)) for _ in range(_POLICY_DRAWS)) if p), None)
-    rand = "ok" if bad is None else f"Random actions drawn from the schema do not validate ({bad[0]}); no random policy."
+    rand = "ok" if bad is None else f"Random actions drawn from the schema fail it ({bad[0]}); no random policy."
     return null, rand
 
 

@@ -65,7 +65,10 @@ async def open_channel(http: aiohttp.ClientSession, spec: ServerSpec, reset: dic
                 delay = min(delay * 2, 1.0)
                 continue
             if exc.code == CAPACITY_REACHED:
-                msg = f"The OpenEnv server at {spec.ws} is at capacity ({exc.message}) and stayed so for {spec.capacity_wait:g} s."
+                msg = (
+                    f"The OpenEnv server at {spec.ws} is at capacity ({exc.message}) "
+                    f"and stayed so for {spec.capacity_wait:g} s."
+                )
                 raise InfraFailure(msg) from exc
             msg = f"The OpenEnv server at {spec.ws} refused to reset with {reset}: {exc.details()} ({exc.code})."
             raise EnvironmentFailure(msg) from exc
@@ -161,7 +164,7 @@ def _check_reference(spec: ServerSpec, state: dict[str, Any] | None, action: Act
         value = lookup(state, spec.reference or "")
     except KeyError as exc:
         fields = ", ".join(sorted(state)) or "none"
-        msg = f"The server's state has no field {exc.args[0]!r} for reference={spec.reference}; its fields are: {fields}."
+        msg = f"The server's state has no field {exc.args[0]!r} (reference={spec.reference}); its fields: {fields}."
         raise BadURIError(msg) from None
     problems = action.problems(action.wrap(value))
     if problems:
@@ -174,7 +177,8 @@ async def _measure_seeds(
 ) -> tuple[bool, str, bool | None]:
     if spec.seeded is not None:
         said = "honours" if spec.seeded else "does not honour"
-        return spec.seeded, f"The URI says the server {said} seeds (seeded={str(spec.seeded).lower()}); not measured.", None
+        flag = str(spec.seeded).lower()
+        return spec.seeded, f"The URI says the server {said} seeds (seeded={flag}); not measured.", None
     what = "observation and state" if state is not None else "observation (the state is not readable)"
     view = _view(first, state)
     for _ in range(PROBE_RESETS - 1):
@@ -188,7 +192,8 @@ async def _measure_seeds(
     other, other_state = await _start(http, spec, PROBE_SEED + 1)
     vary = _view(other, other_state) != view
     note = "" if vary else f" Seed {PROBE_SEED + 1} began the same way too: the server may ignore seeds."
-    return True, f"Honoured: {PROBE_RESETS} sessions reset with seed {PROBE_SEED} began from the same {what}.{note}", vary
+    same = f"Honoured: {PROBE_RESETS} sessions reset with seed {PROBE_SEED} began from the same {what}."
+    return True, same + note, vary
 
 
 def fetch(spec: ServerSpec) -> ServerInfo:

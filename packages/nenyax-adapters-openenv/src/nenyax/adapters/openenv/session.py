@@ -105,7 +105,7 @@ class OpenEnvSession(Session):
             msg = f"The OpenEnv server at {self._channel.url} failed the step: {exc.details()} ({exc.code})."
             raise EnvironmentFailure(msg) from exc
         if kind != "observation":
-            msg = f"The OpenEnv server at {self._channel.url} answered a step with a {kind!r} frame, not an observation."
+            msg = f"The OpenEnv server at {self._channel.url} answered a step with a {kind!r} frame."
             raise EnvironmentFailure(msg)
         reply = observation_reply(data, self._channel.url)
         self._reply = reply
@@ -184,7 +184,8 @@ class OpenEnvSession(Session):
         if not self._rendered:
             self._rendered = True
             info = self.env.info
-            prompt = codec.system_prompt(self.env.name, self.env.manifest.description, info.observation_schema, info.action)
+            about = self.env.manifest.description
+            prompt = codec.system_prompt(self.env.name, about, info.observation_schema, info.action)
             messages.append({"role": "system", "content": prompt})
         messages.append({"role": "user", "content": codec.observation_message(self.observation, self._last_reward)})
         return messages

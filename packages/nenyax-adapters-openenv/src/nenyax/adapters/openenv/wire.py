@@ -94,7 +94,7 @@ def decode(raw: str | bytes, where: str) -> dict[str, Any]:
 def observation_reply(data: Any, where: str) -> Reply:
     """Check an ``observation`` frame's data; a missing part or a non-finite reward is an `EnvironmentFailure`."""
     if not isinstance(data, dict) or not isinstance(data.get("observation"), dict):
-        msg = f"The OpenEnv server at {where} sent an observation frame without an observation object: {clip(str(data))!r}."
+        msg = f"The OpenEnv server at {where} sent an observation frame without an observation: {clip(str(data))!r}."
         raise EnvironmentFailure(msg)
     reward = data.get("reward")
     if reward is not None:
@@ -135,7 +135,8 @@ async def get_json(http: aiohttp.ClientSession, base: str, path: str) -> Any:
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
-        msg = f"The server at {base} answered {path} with something that is not JSON: {clip(text.decode(errors='replace'))!r}."
+        body = clip(text.decode(errors="replace"))
+        msg = f"The server at {base} answered {path} with something that is not JSON: {body!r}."
         raise EnvironmentFailure(msg) from None
 
 
@@ -167,7 +168,7 @@ class Channel:
                 self._ws = await self.http.ws_connect(self.url, autoping=True, max_msg_size=0)
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             self.broken = True
-            msg = f"Cannot open a WebSocket session at {self.url} ({_reason(exc)}); start the server or correct the URL."
+            msg = f"Cannot open a WebSocket session at {self.url} ({_reason(exc)}); start the server or fix the URL."
             raise InfraFailure(msg) from exc
 
     async def request(self, kind: str, data: Any = None) -> tuple[str, Any]:
@@ -187,16 +188,17 @@ class Channel:
             raise InfraFailure(msg) from exc
         except (aiohttp.ClientError, OSError, RuntimeError) as exc:
             self.broken = True
-            msg = f"The connection to the OpenEnv server at {self.url} failed while sending a {kind} frame ({_reason(exc)})."
+            msg = f"The connection to the OpenEnv server at {self.url} failed during a {kind} frame ({_reason(exc)})."
             raise InfraFailure(msg) from exc
         if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING, aiohttp.WSMsgType.CLOSED):
             self.broken = True
             code = ws.close_code if ws.close_code is not None else message.data
-            msg = f"The OpenEnv server at {self.url} closed the connection (code {code}) instead of answering a {kind} frame."
+            msg = f"The OpenEnv server at {self.url} closed the connection (code {code}) instead of answering {kind}."
             raise InfraFailure(msg)
         if message.type is aiohttp.WSMsgType.ERROR:
             self.broken = True
-            msg = f"The connection to the OpenEnv server at {self.url} broke while waiting for a {kind} answer ({_reason(message.data)})."
+            why = _reason(message.data)
+            msg = f"The connection to the OpenEnv server at {self.url} broke while waiting for a {kind} answer ({why})."
             raise InfraFailure(msg)
         answer = decode(message.data, self.url)
         if answer["type"] == "error":
