@@ -9,7 +9,7 @@ Works with both distributions of OpenEnv (`openenv` 0.10 and `openenv-core` 0.3:
 - `RandomGuessEnv` (app ``unseeded``): ignores the seed and draws its secret (1..1000) from the
   operating system's randomness: an honest example of an environment that does not honour seeds.
 
-Rules: seven tries; each wrong guess answers ``higher`` or ``lower`` with reward 0; the right one
+Rules: seven tries (the reset argument ``tries`` changes that: ``?tries=3`` in a URI); each wrong guess answers ``higher`` or ``lower`` with reward 0; the right one
 ends the episode with reward 1. The server refuses the guess 13 with a pydantic validator that JSON
 Schema cannot express, so a client that validates against ``/schema`` still meets a server-side
 rejection (the `VALIDATION_ERROR` path).
@@ -76,15 +76,17 @@ class GuessEnv(Environment):
     def __init__(self) -> None:
         super().__init__()
         self._state = GuessState()
-        self._tries = TRIES
+        self._tries = self._budget = TRIES
 
     def _draw(self, seed: int | None) -> int:
         return random.Random(seed).randint(1, self.HIGH)
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> GuessObservation:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, tries: int = TRIES, **kwargs: Any
+    ) -> GuessObservation:
         secret = self._draw(seed)
         self._state = GuessState(episode_id=episode_id, step_count=0, secret=secret, solution={"guess": secret})
-        self._tries = TRIES
+        self._tries = self._budget = int(tries)
         return GuessObservation(hint="guess a number", low=1, high=self.HIGH, tries_left=self._tries)
 
     def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> GuessObservation:
@@ -102,7 +104,7 @@ class GuessEnv(Environment):
             tries_left=self._tries,
             reward=reward,
             done=done,
-            metadata={"tries": TRIES - self._tries},
+            metadata={"tries": self._budget - self._tries},
         )
 
     @property

@@ -63,10 +63,11 @@ def observation_message(observation: dict[str, Any], last_reward: float | None) 
     return "\n".join(parts)
 
 
-def _candidates(text: str) -> list[str]:
+def _candidates(text: str) -> tuple[list[str], bool]:
+    """Where the action may be written, and whether the reply tagged it."""
     tags = _ACTION_TAG.findall(text)
     if tags:
-        return [_FENCE.sub("", tags[-1].strip()).strip()]
+        return [_FENCE.sub("", tags[-1].strip()).strip()], True
     stripped = _FENCE.sub("", text.strip()).strip()
     found = [stripped]
     objects = _OBJECT.findall(stripped)
@@ -75,7 +76,7 @@ def _candidates(text: str) -> list[str]:
     lines = [line.strip() for line in stripped.splitlines() if line.strip()]
     if len(lines) > 1:
         found.append(lines[-1])
-    return found
+    return found, False
 
 
 def parse(action: ActionSchema, text: str) -> dict[str, Any]:
@@ -84,14 +85,21 @@ def parse(action: ActionSchema, text: str) -> dict[str, Any]:
         msg = f"Expected the model's reply as text, got {type(text).__name__}."
         raise PolicyFailure(msg)
     first_problem = None
-    for candidate in _candidates(text):
+    candidates, tagged = _candidates(text)
+    single = next(iter(action.fields.values())) if len(action.fields) == 1 else None
+    text_field = single is not None and action.resolve(single).get("type") == "string"
+    for candidate in candidates:
         if not candidate:
             continue
         try:
             value = json.loads(candidate)
         except json.JSONDecodeError:
-            value = candidate if len(action.fields) == 1 else None  # a bare word for a one-field action
-            if value is None:
+            if text_field:
+                value = candidate  # plain text for an action of one string field
+            elif tagged:
+                first_problem = f"{_clip(candidate)} is not JSON"
+                continue
+            else:
                 continue
         wrapped = action.wrap(value)
         problems = action.problems(wrapped)
