@@ -4,7 +4,6 @@ import asyncio
 import socket
 
 import pytest
-from conftest import ScriptedChat
 
 from nenyax.core import BadURIError, InfraFailure, Status, Tier, check, load
 from nenyax.core.check import Outcome
@@ -92,8 +91,8 @@ def test_an_action_outside_the_schema_is_refused_before_sending(servers):
     )
 
 
-def test_an_unreadable_chat_reply_is_policy_error_and_keeps_the_text(servers):
-    chat = ScriptedChat("I would go higher.")
+def test_an_unreadable_chat_reply_is_policy_error_and_keeps_the_text(servers, chat):
+    chat = chat("I would go higher.")
     traj = load(servers.uri("seeded")).rollout(chat, task="seed/7")
     assert traj.status is Status.POLICY_ERROR and traj.score == 0.0
     assert traj.steps[0].text == "I would go higher." and traj.steps[0].action is None

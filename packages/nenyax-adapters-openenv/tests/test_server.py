@@ -2,10 +2,11 @@
 
 import asyncio
 import random
+from pathlib import Path
 
 import pytest
-from conftest import ScriptedChat, openenv_distribution
 from guess_env import GuessAction
+from openenv_servers import openenv_distribution
 
 from nenyax.core import BadURIError, Status, Tier, check, load
 from nenyax.core.check import Outcome
@@ -122,7 +123,7 @@ def test_many_concurrent_episodes_beyond_the_servers_capacity(servers):
     assert again[0] == again[1]
 
 
-def test_a_chat_model_plays_through_the_text_codec(servers):
+def test_a_chat_model_plays_through_the_text_codec(servers, chat):
     bounds = {}
 
     def binary_search(turn):
@@ -135,7 +136,7 @@ def test_a_chat_model_plays_through_the_text_codec(servers):
         bounds.update(low=low, high=high, guess=(low + high) // 2)
         return f"Halving the range. <action>{bounds['guess']}</action>"
 
-    chat = ScriptedChat(binary_search)
+    chat = chat(binary_search)
     traj = load(servers.uri("seeded")).rollout(chat, task="seed/7")
     assert traj.status is Status.OK and traj.score == 1.0 and traj.steps[-1].action == {"guess": 42}
     assert all(s.text.startswith("Halving the range.") for s in traj.steps)
@@ -175,3 +176,17 @@ def test_async_api(servers):
 
     assert asyncio.run(main()) == ([0.0, 1.0], True)
     assert random.Random(7).randint(1, 100) == 42  # the secret the tests rely on
+
+
+def test_the_readme_tier_table_is_what_check_measures(servers):
+    # Each row's URI, with this session's port, checked on the installed wire (0.10 or 0.3 column).
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme.split("## Tiers of the test environments", 1)[1].split("\n\n", 3)[2]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines()[2:]]
+    apps = {"seeded": "seeded", "unseeded": "unseeded"}
+    assert len(rows) == 3
+    for name, uri, tier_010, tier_03, _why in rows:
+        app = apps[name.split()[0].strip(",")]
+        query = uri.strip("`").partition("?")[2]
+        measured = check(servers.uri(app, query)).tier.label
+        assert measured == (tier_010 if WIRE_010 else tier_03), (name, uri, measured)
