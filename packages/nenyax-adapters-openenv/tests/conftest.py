@@ -16,8 +16,8 @@ from openenv_servers import Servers
 
 @pytest.fixture(scope="session")
 def servers():
-    """The seeded, unseeded and single-session guess games, served for the whole test session."""
-    running = Servers("seeded", "unseeded", "single")
+    """The seeded, unseeded, single-session and self-judging guess games, served for the whole test session."""
+    running = Servers("seeded", "unseeded", "single", "judged")
     yield running
     running.stop()
 

@@ -135,6 +135,23 @@ class RandomGuessEnv(GuessEnv):
         )
 
 
+class JudgedGuessEnv(GuessEnv):
+    """The seeded game, judging its own episodes: the final metadata carries a `judgment`, as `nenyax serve` sends it."""
+
+    def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> GuessObservation:
+        observation = super().step(action, timeout_s, **kwargs)
+        if observation.done:
+            tries = observation.metadata["tries"]
+            solved = observation.hint == "correct"
+            observation.metadata["judgment"] = {
+                "score": 1.0 if solved else 0.0,
+                "passed": solved,
+                "components": {"tries": tries},
+                "feedback": f"{'found' if solved else 'missed'} in {tries} tries",
+            }
+        return observation
+
+
 def app(env: type[GuessEnv], action: type[Action], max_sessions: int) -> Any:
     """`create_app` of either OpenEnv version (0.3 has no `state_cls`)."""
     kwargs: dict[str, Any] = {"env_name": env.__name__.lower(), "max_concurrent_envs": max_sessions}
@@ -146,6 +163,7 @@ def app(env: type[GuessEnv], action: type[Action], max_sessions: int) -> Any:
 APPS = {
     "seeded": lambda: app(GuessEnv, GuessAction, 8),
     "unseeded": lambda: app(RandomGuessEnv, WideGuessAction, 8),
+    "judged": lambda: app(JudgedGuessEnv, GuessAction, 8),
     # One session at a time: the capacity tests hold it and watch a second client be refused.
     "single": lambda: app(GuessEnv, GuessAction, 1),
 }

@@ -87,6 +87,19 @@ def test_null_policy_plays_until_the_server_says_done(servers):
     )
 
 
+def test_a_judgment_in_the_final_metadata_is_the_episodes_judgment(servers):
+    traj = load(servers.uri("judged", "reference=solution")).rollout("reference", task="seed/7")
+    if WIRE_010:
+        assert traj.judgment.passed is True and traj.judgment.feedback == "found in 1 tries"
+        assert (
+            traj.judgment.components == {"tries": 1.0}
+            and traj.judgment.judge == "openenv:guess (the server's judgment)"
+        )
+    else:  # openenv-core 0.3 sends no metadata: the reward sum it is
+        assert traj.judgment.passed is None and traj.judgment.judge == "openenv:guess"
+    assert traj.score == 1.0
+
+
 def test_other_query_keys_reach_reset(servers):
     traj = load(servers.uri("seeded", "tries=3")).rollout("null", task="seed/7")
     assert len(traj.steps) == 3 and traj.steps[0].observation["tries_left"] == 3

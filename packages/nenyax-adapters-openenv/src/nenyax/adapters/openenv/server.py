@@ -146,7 +146,7 @@ async def _fetch(spec: ServerSpec) -> ServerInfo:
     return ServerInfo(
         metadata=metadata if isinstance(metadata, dict) else {},
         action=action,
-        observation_schema=schema.get("observation") if isinstance(schema.get("observation"), dict) else {},
+        observation_schema=observed if isinstance(observed := schema.get("observation"), dict) else {},
         wire=wire,
         seeded=seeded,
         seeds=seeds,

@@ -138,7 +138,8 @@ class OpenEnvSession(Session):
         final = steps[-1].info.get("metadata", {}) if steps else {}
         sent = final.get(JUDGMENT_KEY) if isinstance(final, dict) else None
         if isinstance(sent, dict) and isinstance(sent.get("score"), int | float) and math.isfinite(sent["score"]):
-            components = sent.get("components") if isinstance(sent.get("components"), dict) else {}
+            parts = sent.get("components")
+            components: dict[str, Any] = parts if isinstance(parts, dict) else {}
             passed = sent.get("passed")
             return Judgment(
                 score=float(sent["score"]),

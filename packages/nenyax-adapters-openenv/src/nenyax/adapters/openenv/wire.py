@@ -202,7 +202,8 @@ class Channel:
             raise InfraFailure(msg)
         answer = decode(message.data, self.url)
         if answer["type"] == "error":
-            error = answer.get("data") if isinstance(answer.get("data"), dict) else {}
+            data = answer.get("data")
+            error: dict[str, Any] = data if isinstance(data, dict) else {}
             raise ServerError(str(error.get("code", "UNKNOWN")), str(error.get("message", "no message")), error)
         return answer["type"], answer.get("data")
 
