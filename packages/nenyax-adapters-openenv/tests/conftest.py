@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nenyax.core.trajectory import PolicyInfo
+from nenyax.core import PolicyInfo
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -3,7 +3,7 @@
 import pytest
 
 from nenyax.adapters.openenv.adapter import OpenEnvAdapter
-from nenyax.core.registry import default_registry
+from nenyax.core import default_registry
 from nenyax.testing import AdapterConformance, Subject
 
 

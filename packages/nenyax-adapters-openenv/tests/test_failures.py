@@ -5,8 +5,7 @@ import socket
 
 import pytest
 
-from nenyax.core import BadURIError, InfraFailure, Status, Tier, check, load
-from nenyax.core.check import Outcome
+from nenyax.core import BadURIError, InfraFailure, Outcome, Status, Tier, check, load
 
 
 def free_port():

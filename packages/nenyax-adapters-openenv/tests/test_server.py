@@ -8,8 +8,7 @@ import pytest
 from guess_env import GuessAction
 from openenv_servers import openenv_distribution
 
-from nenyax.core import BadURIError, Status, Tier, check, load
-from nenyax.core.check import Outcome
+from nenyax.core import BadURIError, Outcome, Status, Tier, check, load
 
 WIRE_010 = openenv_distribution().startswith("openenv ")
 
