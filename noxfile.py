@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["lint", "tests", "integration", "wheels", "wheel-alone"]
+nox.options.sessions = ["lint", "tests", "openenv-core-0.3", "integration", "wheels", "wheel-alone"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_external_run = True
 
@@ -64,6 +64,21 @@ def tests(session: nox.Session, package: str) -> None:
     group = _pyproject(package).get("dependency-groups", {}).get("test", ["pytest"])
     _install_local(session, package, *(_name(r) for r in group if _name(r) in PACKAGES))  # siblings from source
     session.install(*(r for r in group if _name(r) not in PACKAGES))
+    session.chdir(PACKAGES[package])
+    session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=ENV)
+
+
+@nox.session(python=PYTHON, name="openenv-core-0.3")
+def openenv_core_0_3(session: nox.Session) -> None:
+    """The OpenEnv adapter's tests against the older wire (openenv-core 0.3: observations without metadata).
+
+    `tests` runs them against openenv 0.10 (the package's test group); both distributions install the
+    same `openenv` import package, so the older one needs a virtualenv of its own.
+    """
+    package = "nenyax-adapters-openenv"
+    group = [r for r in _pyproject(package)["dependency-groups"]["test"] if _name(r) != "openenv"]
+    _install_local(session, package)
+    session.install(*group, "openenv-core==0.3.0", *CONSTRAINTS)
     session.chdir(PACKAGES[package])
     session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=ENV)
 

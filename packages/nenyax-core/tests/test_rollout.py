@@ -63,6 +63,11 @@ class _BrokenStart(ArithEnvironment):
         raise RuntimeError("reset exploded")
 
 
+class _UnreachableStart(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        raise InfraFailure("the server at ws://127.0.0.1:9 refused the connection")
+
+
 class _BrokenVerifier(ArithEnvironment):
     def session(self, task=None, seed=None):
         session = super().session(task, seed)
@@ -73,6 +78,10 @@ class _BrokenVerifier(ArithEnvironment):
 def test_env_and_verifier_failures_are_classified_and_keep_what_happened():
     started = _BrokenStart("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
     assert started.status is Status.ENV_ERROR and started.judgment is None and "reset exploded" in started.error
+    unreachable = _UnreachableStart("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
+    assert (
+        unreachable.status is Status.INFRA_ERROR and unreachable.judgment is None and "9 refused" in unreachable.error
+    )
     judged = _BrokenVerifier("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
     assert judged.status is Status.VERIFIER_ERROR and judged.judgment is None
     assert len(judged.steps) == 1 and judged.steps[0].reward == 1.0

@@ -44,7 +44,7 @@ def render_report(report: CheckReport) -> None:
     "--require",
     type=click.Choice(TIERS),
     default=None,
-    help="Exit 1 unless at least this tier is reached (default: exit 1 only if a check failed).",
+    help="Exit 1 unless at least this tier is reached (default: exit 1 if a check failed or no tier was reached).",
 )
 def check_command(uri: str, as_json: bool, samples: int, seed: int, require: str | None) -> None:
     """Run URI's checks and print the highest tier it actually reaches.
@@ -58,4 +58,5 @@ def check_command(uri: str, as_json: bool, samples: int, seed: int, require: str
         render_report(report)
     if require is not None:
         sys.exit(0 if report.tier >= Tier[require.upper()] else 1)
-    sys.exit(1 if report.failed else 0)
+    # Nothing measured (not even connectable, e.g. a server that cannot be reached) is no success either.
+    sys.exit(1 if report.failed or report.tier is Tier.NONE else 0)
