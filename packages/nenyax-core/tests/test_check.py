@@ -1,6 +1,5 @@
 import pytest
 
-from nenyax.core.contract.manifest import Capabilities
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.errors import UsageError
 from nenyax.core.plugins.registry import Registry
@@ -30,47 +29,17 @@ def test_a_wrong_oracle_fails_the_audit():
     assert _outcomes(report)["audited/reference-beats-null"] is Outcome.FAILED
 
 
-class NoOracleAdapter:
-    def load(self, uri, context=None):
-        from nenyax.testing.fakes import ArithEnvironment
-
-        return ArithEnvironment(uri.raw, size=4, seed=0, capabilities=Capabilities(seeded=True))
-
-    def examples(self):
-        return ["arith:add"]
-
-
-class UnseededAdapter(NoOracleAdapter):
-    def load(self, uri, context=None):
-        from nenyax.testing.fakes import ArithEnvironment
-
-        return ArithEnvironment(uri.raw, size=4, seed=0, capabilities=Capabilities())
-
-
 def test_a_skipped_check_blocks_its_tier(monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "nenyax_test_check_adapters", sys.modules[__name__])
-    report = check("arith:add", registry=_registry("nenyax_test_check_adapters:NoOracleAdapter"))
+    report = check("arith:add", registry=_registry("nenyax.testing.fakes:NoOracleAdapter"))
     assert report.tier is Tier.TRAINABLE
     assert _outcomes(report)["audited/reference-beats-null"] is Outcome.SKIPPED
-    report = check("arith:add", registry=_registry("nenyax_test_check_adapters:UnseededAdapter"))
+    report = check("arith:add", registry=_registry("nenyax.testing.fakes:UnseededAdapter"))
     assert report.tier is Tier.EVALUABLE
     assert _outcomes(report)["trainable/seed-recreates"] is Outcome.SKIPPED
 
 
-class UnreachableAdapter(NoOracleAdapter):
-    def load(self, uri, context=None):
-        from nenyax.core.errors import InfraFailure
-
-        raise InfraFailure("Cannot reach the server at http://127.0.0.1:9 (connection refused).")
-
-
 def test_a_server_that_cannot_be_reached_skips_connectable_with_the_reason(monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "nenyax_test_check_adapters", sys.modules[__name__])
-    report = check("arith:add", registry=_registry("nenyax_test_check_adapters:UnreachableAdapter"))
+    report = check("arith:add", registry=_registry("nenyax.testing.fakes:UnreachableAdapter"))
     assert report.tier is Tier.NONE and not report.failed
     loads = report.results[0]
     assert loads.id == "connectable/loads" and loads.outcome is Outcome.SKIPPED

@@ -19,7 +19,7 @@ from nenyax.core.contract.trajectory import Judgment, Step
 from nenyax.core.contract.uri import EnvURI
 from nenyax.core.engine.environment import StepEnvironment
 from nenyax.core.engine.session import Session
-from nenyax.core.errors import BadURIError
+from nenyax.core.errors import BadURIError, InfraFailure
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 
 
@@ -209,3 +209,25 @@ class AdapterPlugin:
     def nenyax_register_adapters(self) -> PluginSpec:
         """The fake adapter's spec."""
         return PluginSpec(kind="adapter", name=self.name, factory=self.factory, summary="in-memory fake")
+
+
+class NoOracleAdapter(ArithAdapter):
+    """Claims only `seeded`: no reference, so the audit is skipped (and blocks its tier)."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        return ArithEnvironment(uri.raw, size=4, seed=0, capabilities=Capabilities(seeded=True))
+
+
+class UnseededAdapter(ArithAdapter):
+    """Claims nothing: the seed checks are skipped (and block trainable)."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        return ArithEnvironment(uri.raw, size=4, seed=0, capabilities=Capabilities())
+
+
+class UnreachableAdapter(ArithAdapter):
+    """Stands for a server that cannot be reached: loading raises `InfraFailure`."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        msg = "Cannot reach the server at http://127.0.0.1:9 (connection refused)."
+        raise InfraFailure(msg)

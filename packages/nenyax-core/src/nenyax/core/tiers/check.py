@@ -5,12 +5,13 @@ A check that cannot run is *skipped*, and a skipped or failed check blocks its t
 
 from __future__ import annotations
 
+import math
 import time
 
 from nenyax.core.engine.sync import run_sync
 from nenyax.core.errors import UsageError
 from nenyax.core.plugins.registry import Registry
-from nenyax.core.tiers.checks import CHECKS, Context, Fail, Skip
+from nenyax.core.tiers.checks import CHECKS, DEFAULT_MARGIN, Context, Fail, Skip
 from nenyax.core.tiers.report import (
     CheckReport,
     CheckResult,
@@ -20,6 +21,9 @@ from nenyax.core.tiers.report import (
     TierResult,
     reached_tier,
 )
+
+DEFAULT_SAMPLES = 20
+"""Tasks sampled by default: enough that a constant answer's mean is not luck (reported as N of M)."""
 
 __all__ = [
     "CHECKS",
@@ -34,12 +38,26 @@ __all__ = [
 ]
 
 
-async def acheck(uri: str, *, samples: int = 5, seed: int = 0, registry: Registry | None = None) -> TierReport:
-    """Run every check on `uri`; user mistakes (bad URI, unknown format) raise `UsageError`."""
+async def acheck(
+    uri: str,
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    margin: float = DEFAULT_MARGIN,
+    registry: Registry | None = None,
+) -> TierReport:
+    """Run every check on `uri`; user mistakes (bad URI, unknown format) raise `UsageError`.
+
+    `samples` tasks are drawn (with `seed`) for the audit; `margin` is how far the reference's mean
+    score must be above the floor, the best of the null, random and constant policies.
+    """
+    if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < math.inf:
+        msg = f"--margin must be a non-negative number, got {margin!r}."
+        raise UsageError(msg)
     if samples < 1:
         msg = f"--samples must be at least 1, got {samples}."
         raise UsageError(msg)
-    ctx = Context(uri=uri, samples=samples, seed=seed, registry=registry)
+    ctx = Context(uri=uri, samples=samples, seed=seed, registry=registry, margin=float(margin))
     results = []
     try:
         for check_id, tier, fn, openenv in CHECKS:
@@ -78,9 +96,17 @@ async def acheck(uri: str, *, samples: int = 5, seed: int = 0, registry: Registr
         manifest=ctx.env.manifest if ctx.env else None,
         samples=samples,
         seed=seed,
+        floor=ctx.floor,
     )
 
 
-def check(uri: str, *, samples: int = 5, seed: int = 0, registry: Registry | None = None) -> TierReport:
+def check(
+    uri: str,
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    margin: float = DEFAULT_MARGIN,
+    registry: Registry | None = None,
+) -> TierReport:
     """Synchronous `acheck`."""
-    return run_sync(acheck(uri, samples=samples, seed=seed, registry=registry))
+    return run_sync(acheck(uri, samples=samples, seed=seed, margin=margin, registry=registry))
