@@ -59,6 +59,24 @@ def test_a_skipped_check_blocks_its_tier(monkeypatch):
     assert _outcomes(report)["trainable/seed-recreates"] is Outcome.SKIPPED
 
 
+class DownServerAdapter(NoOracleAdapter):
+    def load(self, uri):
+        from nenyax.core.errors import InfraFailure
+
+        raise InfraFailure("No server answers at http://127.0.0.1:9 (connection refused).")
+
+
+def test_a_server_that_cannot_be_reached_skips_connectable_with_the_reason(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "nenyax_test_check_adapters", sys.modules[__name__])
+    report = check("arith:add", registry=_registry("nenyax_test_check_adapters:DownServerAdapter"))
+    assert report.tier is Tier.NONE
+    loads = report.results[0]
+    assert loads.id == "connectable/loads" and loads.outcome is Outcome.SKIPPED
+    assert "http://127.0.0.1:9" in loads.evidence
+
+
 def test_user_mistakes_raise_instead_of_reporting():
     with pytest.raises(UsageError):
         check("arith:nothing", registry=_registry())

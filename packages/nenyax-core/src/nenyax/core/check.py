@@ -128,6 +128,8 @@ async def _loads(ctx: _Context) -> str:
         ctx.env = load(ctx.uri, registry=ctx.registry)
     except UsageError:
         raise
+    except InfraFailure as exc:  # the server is down or unreachable: nothing was measured, so skip
+        raise _Skip(str(exc)) from exc
     except Exception as exc:
         raise _Fail(f"Loading raised {type(exc).__name__}: {exc}") from exc
     return f"Loaded as {type(ctx.env).__name__} ({ctx.env.manifest.mode.value} mode)."

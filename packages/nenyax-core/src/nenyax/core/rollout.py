@@ -159,6 +159,8 @@ async def run_step_episode(
         session = await env.asession(task=task, seed=seed)
     except _ABORT:
         raise
+    except InfraFailure as exc:  # a server behind the environment was lost before the episode began
+        episode.fail(Status.INFRA_ERROR, exc)
     except Exception as exc:
         episode.fail(Status.ENV_ERROR, exc)
     if session is not None:
