@@ -57,7 +57,7 @@ def _server_config(app: Path, name: str) -> dict[str, Any]:
     for path in _config_files(app, name):
         try:
             data = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
-        except Exception:  # noqa: S112 - an unreadable sibling config must not stop the server
+        except Exception:
             continue
         for block in data.values() if isinstance(data, dict) else ():
             servers = block.get("resources_servers") if isinstance(block, dict) else None
@@ -91,7 +91,7 @@ def _datasets(app: Path, name: str, gym_root: Path) -> dict[str, str]:
     for path in _config_files(app, name):
         try:
             walk(yaml.safe_load(path.read_text()))
-        except Exception:  # noqa: S112
+        except Exception:
             continue
     example = app.parent / "data" / "example.jsonl"
     if not found and example.is_file():
@@ -131,9 +131,7 @@ def _build_app(cls: type, name: str, host: str, port: int, settings: dict[str, A
     from nemo_gym.server_utils import ServerClient
 
     config_cls = cls.model_fields["config"].annotation
-    config = config_cls.model_validate(
-        {"entrypoint": "app.py", **settings, "name": name, "host": host, "port": port}
-    )
+    config = config_cls.model_validate({"entrypoint": "app.py", **settings, "name": name, "host": host, "port": port})
     # The client is only used by servers that call other servers (judges, agents); no head server runs.
     client = ServerClient(
         head_server_config=BaseServerConfig(host=host, port=0), global_config_dict=OmegaConf.create({})

@@ -67,15 +67,20 @@ class NemoGymAdapter:
             raise BadURIError(msg)
         if uri.target.startswith(("http://", "https://")):
             if config or "dataset" in params:
-                msg = "?dataset and ?config.* apply to a server Nenyax starts (nemo_gym:<server>), not to a running one."
+                msg = (
+                    "?dataset and ?config.* apply to a server Nenyax starts (nemo_gym:<server>), not to a running one."
+                )
                 raise BadURIError(msg)
             url = _url(uri.target)
             rows_path = _rows_path(params)
             if rows_path is None:
-                msg = f"A resources server does not list its tasks: give the dataset rows, e.g. nemo_gym:{url}?rows=rows.jsonl."
+                msg = (
+                    "A resources server does not list its tasks: give the dataset rows, "
+                    f"e.g. nemo_gym:{url}?rows=rows.jsonl."
+                )
                 raise BadURIError(msg)
-            wire.probe(url)
-            return self._environment(uri, params, url, rows_path, rows_path.stem, name=urllib.parse.urlsplit(url).netloc)
+            netloc = urllib.parse.urlsplit(url).netloc
+            return self._environment(uri, params, url, rows_path, rows_path.stem, name=netloc, probe=True)
         process = launcher.acquire(uri.target, config)
         try:
             rows_path = _rows_path(params)
@@ -121,6 +126,7 @@ class NemoGymAdapter:
         version: str = "unknown",
         extra: dict[str, Any] | None = None,
         on_close: Any = None,
+        probe: bool = False,
     ) -> NemoGymEnvironment:
         rows = rowlib.read_rows(rows_path)
         gold = params.pop("gold_field", None)
@@ -153,7 +159,12 @@ class NemoGymAdapter:
             observation="Responses API input items: the row's prompt, then the output of each tool call.",
             action=(
                 "The final answer as text, which the server's /verify parses"
-                + (", or a tool call {'name': ..., 'arguments': {...}} (a chat model writes <tool_call>{json}</tool_call>)." if tools else ".")
+                + (
+                    ", or a tool call {'name': ..., 'arguments': {...}} "
+                    "(a chat model writes <tool_call>{json}</tool_call>)."
+                    if tools
+                    else "."
+                )
             ),
             tools=tuple(tools),
             extra={
@@ -175,4 +186,6 @@ class NemoGymAdapter:
                 max_turns=settings.max_turns,
             ),
         )
+        if probe:  # last: a mistake in the URI is reported before any network trouble
+            wire.probe(url)
         return NemoGymEnvironment(manifest, url, rows, settings, on_close=on_close)

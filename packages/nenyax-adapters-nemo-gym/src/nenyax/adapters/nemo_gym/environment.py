@@ -86,7 +86,9 @@ class NemoGymEnvironment(StepEnvironment):
             return 0 if seed is None else random.Random(seed).randrange(len(self.rows))
         prefix, _, index = task.rpartition("/")
         if prefix != self.settings.split or not index.isdigit() or int(index) >= len(self.rows):
-            msg = f"{task!r} is not a task of this environment; task ids run from {self._ids[0]!r} to {self._ids[-1]!r}."
+            msg = (
+                f"{task!r} is not a task of this environment; task ids run from {self._ids[0]!r} to {self._ids[-1]!r}."
+            )
             raise BadURIError(msg)
         return int(index)
 
@@ -211,13 +213,16 @@ class NemoGymSession(Session):
             info = {"tool_output": output, "verify": self._verified}
             return Step(observation=observation, action=step_action, reward=reward, truncated=True, info=info)
         if action is not None and not isinstance(action, str):
-            msg = f"An action is the answer text or a tool call {{'name': ..., 'arguments': {{...}}}}, not {type(action).__name__}."
+            shape = "{'name': ..., 'arguments': {...}}"
+            msg = f"An action is the answer text or a tool call {shape}, not {type(action).__name__}."
             raise PolicyFailure(msg)
         text = action or ""
         self.output.append(message(f"msg_{self._turns}", text))
         self._turns += 1
         reward = await self._verify()
-        return Step(observation=observation, action=text, reward=reward, terminated=True, info={"verify": self._verified})
+        return Step(
+            observation=observation, action=text, reward=reward, terminated=True, info={"verify": self._verified}
+        )
 
     def act(self, action: Any) -> Step:
         """Synchronous `aact`."""
@@ -294,7 +299,8 @@ class NemoGymSession(Session):
         """The row's gold answer in the reference template (answer tags and boxed by default)."""
         field = self.env.settings.gold_field
         if field is None:
-            msg = f"The rows of {self.env.uri} hold no gold answer ({', '.join(rowlib.GOLD_FIELDS)}), so there is no reference."
+            fields = ", ".join(rowlib.GOLD_FIELDS)
+            msg = f"The rows of {self.env.uri} hold no gold answer ({fields}), so there is no reference."
             raise UnsupportedPolicyError(msg)
         return self.env.settings.reference.replace("{gold}", rowlib.gold_answer(self.row, field))
 

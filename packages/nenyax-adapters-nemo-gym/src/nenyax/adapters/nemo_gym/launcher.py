@@ -37,7 +37,10 @@ def server_python() -> str:
     configured = os.environ.get(PYTHON_ENV)
     if configured:
         if not (os.path.isfile(configured) and os.access(configured, os.X_OK)):
-            msg = f"{PYTHON_ENV} is {configured!r}, which is not an executable; point it at the python of a venv with nemo-gym."
+            msg = (
+                f"{PYTHON_ENV} is {configured!r}, which is not an executable; "
+                "point it at the python of a venv with nemo-gym."
+            )
             raise UsageError(msg)
         return configured
     if importlib.util.find_spec("nemo_gym") is not None and importlib.util.find_spec("resources_servers") is not None:
@@ -118,7 +121,7 @@ def start_server(
     workdir = Path(tempfile.mkdtemp(prefix="nenyax-nemo-gym-"))
     env = {**os.environ, "TMPDIR": str(workdir), "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1"}
     with (workdir / "server.log").open("wb") as log:
-        process = subprocess.Popen(  # noqa: S603 - our own script, argv built here
+        process = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, cwd=workdir, env=env
         )
     lines: list[bytes] = []

@@ -53,7 +53,7 @@ class Reply:
 def probe(url: str, timeout: float = 10.0) -> None:
     """Check the liveness route ``GET /`` synchronously (load may run inside a loop); raise `InfraFailure`."""
     try:
-        with urllib.request.urlopen(url + "/", timeout=timeout) as response:  # noqa: S310 - http(s) only, checked
+        with urllib.request.urlopen(url + "/", timeout=timeout) as response:
             response.read()
     except urllib.error.HTTPError as exc:
         msg = f"The server at {url} answered GET / with {exc.code}, so it is not a NeMo Gym resources server."
@@ -78,7 +78,9 @@ class Client:
         entry = self._pools.get(loop)
         if entry is None or entry[0].closed:
             connector = aiohttp.TCPConnector(limit=0)
-            session = aiohttp.ClientSession(connector=connector, timeout=self.timeout, cookie_jar=aiohttp.DummyCookieJar())
+            session = aiohttp.ClientSession(
+                connector=connector, timeout=self.timeout, cookie_jar=aiohttp.DummyCookieJar()
+            )
             entry = self._pools[loop] = [session, 0]
         return entry
 
