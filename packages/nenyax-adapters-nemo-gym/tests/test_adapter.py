@@ -2,14 +2,17 @@
 
 import asyncio
 import json
+import os
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 from nemo_gym_helpers import uri
 
 from nenyax.adapters.nemo_gym import launcher
 from nenyax.core import Status, Tier, check, load
+from nenyax.testing.tables import sync_marked_block, tier_summary
 
 
 def test_mcqa_by_url_serves_its_rows_and_verifies_the_gold_letter(mcqa):
@@ -58,10 +61,27 @@ def test_a_server_started_by_name_is_shared_and_stopped_with_its_last_environmen
         urllib.request.urlopen(first.url + "/", timeout=5)
 
 
-def test_both_servers_reach_audited_by_name(nemo_python):
-    for name in ("mcqa", "reasoning_gym"):
-        report = check(f"nemo_gym:{name}")
-        assert report.tier is Tier.AUDITED, [(r.id, r.evidence) for r in report.failed]
+README = Path(__file__).resolve().parents[1] / "README.md"
+# The servers measured for the README, and why each one stops below audited.
+MEASURED = {
+    "nemo_gym:mcqa": "",
+    "nemo_gym:reasoning_gym": "",
+    "nemo_gym:example_session_state_mgmt": "Its rows hold no gold answer (the reward checks a counter), so no reference.",
+}
+
+
+def test_the_readme_tier_table_is_measured(nemo_python):
+    reports = {name: check(name) for name in MEASURED}
+    assert reports["nemo_gym:mcqa"].tier is Tier.AUDITED, [(r.id, r.evidence) for r in reports["nemo_gym:mcqa"].failed]
+    assert reports["nemo_gym:reasoning_gym"].tier is Tier.AUDITED
+    lines = ["| URI | tasks | tier | why not audited |", "| --- | --- | --- | --- |"]
+    for name, report in reports.items():
+        assert report.tier >= Tier.TRAINABLE and (report.tier is Tier.AUDITED) == (not MEASURED[name])
+        tasks = report.manifest.splits[0].count
+        lines.append(f"| `{name}` | {tasks} | {report.tier.label} | {MEASURED[name]} |")
+    table = "\n".join(lines) + f"\n\n{tier_summary(reports.values(), 'servers')}\n"
+    found = sync_marked_block(README, "tiers", table, update=bool(os.environ.get("NENYAX_UPDATE_TIERS")))
+    assert found == table, "The README's tier table is stale; regenerate it with NENYAX_UPDATE_TIERS=1."
 
 
 def test_another_dataset_and_server_config_by_uri(nemo_python):
