@@ -41,6 +41,7 @@ RESERVED = frozenset({"seed_session", "verify", "aggregate_metrics", "mcp"})
 _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _ECHOED = ("responses_create_params", "response")
+_MISSING = object()
 
 
 @attrs.frozen(kw_only=True)
@@ -330,4 +331,4 @@ def _reward(reply: Reply, where: str, row: dict[str, Any]) -> tuple[float, dict[
     if not math.isfinite(reward):
         msg = f"{where}/verify returned the non-finite reward {reward!r}, which is never a score."
         raise VerifierFailure(msg)
-    return float(reward), {k: v for k, v in data.items() if k not in _ECHOED and row.get(k, _ECHOED) != v}
+    return float(reward), {k: v for k, v in data.items() if k not in _ECHOED and row.get(k, _MISSING) != v}
