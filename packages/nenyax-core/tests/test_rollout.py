@@ -87,6 +87,16 @@ def test_env_and_verifier_failures_are_classified_and_keep_what_happened():
     assert len(judged.steps) == 1 and judged.steps[0].reward == 1.0
 
 
+class _LostServer(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        raise InfraFailure("The server at http://127.0.0.1:9 dropped the connection.")
+
+
+def test_a_server_lost_before_the_episode_starts_is_infra_error_not_env_error():
+    traj = _LostServer("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
+    assert traj.status is Status.INFRA_ERROR and traj.judgment is None and "127.0.0.1:9" in traj.error
+
+
 def test_unknown_task_is_a_user_error(env):
     with pytest.raises(UsageError, match="is not a task"):
         env.rollout("reference", task="add/0/99")
