@@ -53,3 +53,27 @@ def test_user_mistakes_raise_instead_of_reporting():
         check("not a uri", registry=_registry())
     with pytest.raises(UsageError, match="at least 1"):
         check("arith:add", samples=0, registry=_registry())
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [
+        "nenyax.testing.fakes:WrongReferenceAdapter",
+        "nenyax.testing.fakes:TupleObservationAdapter",
+        "nenyax.testing.fakes:UnstableManifestAdapter",
+        "nenyax.testing.fakes:NoOracleAdapter",
+        "nenyax.testing.fakes:UnseededAdapter",
+        "nenyax.testing.fakes:UnreachableAdapter",
+    ],
+)
+def test_every_check_that_does_not_pass_says_what_it_tried_and_saw(factory):
+    report = check("arith:add?size=6", samples=4, registry=_registry(factory))
+    stopped = [r for r in report.results if r.outcome is not Outcome.PASSED]
+    assert stopped, f"{factory} was meant to fall short somewhere"
+    for result in stopped:
+        text = result.evidence
+        assert text[0].isupper() and text.endswith((".", ")")) and "\n" not in text, (result.id, text)
+        assert len(text.split()) >= 5 and "AssertionError" not in text, (result.id, text)
+    failed = [r for r in stopped if r.outcome is Outcome.FAILED]
+    for result in failed:  # a failure names what it looked at: a task, or the values it compared
+        assert "add/" in result.evidence or any(ch.isdigit() for ch in result.evidence), (result.id, result.evidence)

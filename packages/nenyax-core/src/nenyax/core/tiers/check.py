@@ -22,6 +22,13 @@ from nenyax.core.tiers.report import (
     reached_tier,
 )
 
+
+def _sentence(text: str) -> str:
+    """Evidence reads as a sentence: one line, ending in a full stop (an exception's message may not)."""
+    text = " ".join(str(text).split()) or "The check gave no evidence."
+    return text if text.endswith((".", "?", "!", ")")) else text + "."
+
+
 DEFAULT_SAMPLES = 20
 """Tasks sampled by default: enough that a constant answer's mean is not luck (reported as N of M)."""
 
@@ -74,7 +81,9 @@ async def acheck(
                 # The environment refused its own task ids or a policy it claims: the adapter's bug.
                 evidence, outcome = f"The environment refused what it advertises: {exc}", TierOutcome.FAILED
             except Exception as exc:
-                evidence, outcome = f"The check raised {type(exc).__name__}: {exc}", TierOutcome.FAILED
+                detail = str(exc).strip() or "(no message)"
+                evidence, outcome = f"The check raised {type(exc).__name__}: {detail}", TierOutcome.FAILED
+            evidence = _sentence(evidence)
             results.append(
                 TierResult(
                     id=check_id,

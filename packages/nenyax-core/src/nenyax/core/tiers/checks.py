@@ -43,6 +43,8 @@ MAX_CONSTANT_LENGTH = 40
 """Gold answers longer than this are not tried as constants (nobody answers a paragraph to everything)."""
 MAX_GOLD_CONSTANTS = 10
 """The most common short gold answers of the sampled tasks tried as constants."""
+FRESH_PROCESS_TASKS = 5
+"""Sampled tasks replayed in the fresh interpreter (hash-dependent generation need not show on every task)."""
 MAX_LISTED_TASKS = 10_000
 """Tasks sampled from (the first this many task ids; more are listed as "at least")."""
 
@@ -222,40 +224,44 @@ async def _fresh_process(ctx: Context) -> str:
     caps = env.manifest.capabilities
     if not (caps.seeded or caps.stable_task_ids):
         raise Skip("The environment claims neither `seeded` nor `stable_task_ids`, so there is nothing to replay.")
-    task = ctx.need_tasks()[0]
-    policy = _playable_policy(env)
-    here = await ctx.play(policy, task)
-    _score(here, policy)
+    tasks = ctx.need_tasks()[:FRESH_PROCESS_TASKS]
+    # The reference's actions show the task's hidden state too (its gold answer), not only its start.
+    policy = "reference" if caps.reference_policy else _playable_policy(env)
+    here = {task: await ctx.play(policy, task) for task in tasks}
+    for traj in here.values():
+        _score(traj, policy)
     registry = ctx.registry
     try:
         sources = registry.portable_sources() if registry is not None else None
     except Exception as exc:  # a plugin object that cannot be pickled lives only here
         raise Skip(f"The plugins of this check cannot travel to a fresh interpreter ({exc}).") from exc
     hash_seed = other_hash_seed()
-    request = {"uri": ctx.uri, "sources": sources, "policy": policy, "task": task, "seed": ctx.seed}
+    request = {"uri": ctx.uri, "sources": sources, "policy": policy, "tasks": tasks, "seed": ctx.seed}
     try:
-        there = await replay_elsewhere(request, hash_seed)
+        answer = await replay_elsewhere(request, hash_seed)
     except RuntimeError as exc:
-        raise Skip(f"No fresh interpreter could replay {task}: {exc}") from exc
+        raise Skip(f"No fresh interpreter could replay the tasks of {ctx.uri}: {exc}") from exc
     where = f"a fresh interpreter (PYTHONHASHSEED={hash_seed})"
-    if "error" in there:
-        error = there["error"]
+    if "error" in answer:
+        error = answer["error"]
         if error.startswith(("ModuleNotFoundError", "ImportError", "AttributeError", "PicklingError")) and sources:
             raise Skip(f"The plugins of this check live only in this process; {where} failed with {error}.")
-        raise Fail(f"In {where}, loading {ctx.uri} and replaying {task} failed: {error}.")
-    if there["digest"] != env.digest:
-        raise Fail(f"The manifest digest differs in {where}: {there['digest'][:19]} there, {env.digest[:19]} here.")
-    if there["first"] != fingerprint(first_view(here)):
-        raise Fail(
-            f"In {where}, task {task} with seed {ctx.seed} starts from another observation: "
-            f"{there['preview']} there, {preview(here)} here."
-        )
-    if there["replay"] != fingerprint(replay_view(here)) or there["score"] != here.score:
-        raise Fail(
-            f"In {where}, the same {policy} actions on {task} (seed {ctx.seed}) gave another episode: score "
-            f"{there['score']} there, {here.score:g} here ({there['replay']} vs {fingerprint(replay_view(here))})."
-        )
-    return f"{where.capitalize()} replayed {task} (seed {ctx.seed}) step for step, with the same manifest digest."
+        raise Fail(f"In {where}, loading {ctx.uri} and replaying {', '.join(tasks)} failed: {error}.")
+    if answer["digest"] != env.digest:
+        raise Fail(f"The manifest digest differs in {where}: {answer['digest'][:19]} there, {env.digest[:19]} here.")
+    for task, traj in here.items():
+        there = answer["episodes"][task]
+        if there["first"] != fingerprint(first_view(traj)):
+            raise Fail(
+                f"In {where}, task {task} with seed {ctx.seed} starts from another observation: "
+                f"{there['preview']} there, {preview(traj)} here."
+            )
+        if there["replay"] != fingerprint(replay_view(traj)) or there["score"] != traj.score:
+            raise Fail(
+                f"In {where}, the same {policy} actions on {task} (seed {ctx.seed}) gave another episode: score "
+                f"{there['score']} there, {traj.score:g} here ({there['replay']} vs {fingerprint(replay_view(traj))})."
+            )
+    return f"A{where[1:]} replayed {len(here)} {policy} episode(s) step for step, with the same manifest digest."
 
 
 async def _model_path_recorded(ctx: Context) -> str:
@@ -268,13 +274,38 @@ async def _model_path_recorded(ctx: Context) -> str:
             sink.write(traj)
         back = list(read_trajectories(path))
     if back != [traj]:
-        raise Fail("A trajectory written to JSONL does not read back equal.")
+        field, wrote, read = _first_difference(traj, back[0] if back else None)
+        raise Fail(
+            f"A trajectory of {traj.task_id} written to JSONL does not read back equal: its {field} was "
+            f"{_short(wrote)} and reads back as {_short(read)}."
+        )
     if not traj.policy.kind or traj.manifest_digest != env.digest or traj.env_uri != env.uri:
-        raise Fail("The trajectory does not record its policy, environment URI and manifest digest.")
+        raise Fail(
+            f"The trajectory of {traj.task_id} records policy {traj.policy.kind!r}, URI {traj.env_uri!r} and digest "
+            f"{traj.manifest_digest[:19]}, not the environment's {env.uri!r} and {env.digest[:19]}."
+        )
     if traj.task_id is None and traj.seed is None:
-        raise Fail("The trajectory records neither a task id nor a seed.")
+        raise Fail(f"A {traj.policy.kind} trajectory of {env.uri} records neither a task id nor a seed.")
     recorded = f"policy {traj.policy.kind!r}, task {traj.task_id}, seed {traj.seed}"
     return f"Recorded {recorded} and the manifest digest; the JSONL round trip is equal."
+
+
+def _first_difference(wrote: Trajectory, read: Trajectory | None) -> tuple[str, Any, Any]:
+    if read is None:
+        return "record", "one trajectory", "nothing"
+    for field in attrs.fields(Trajectory):
+        a, b = getattr(wrote, field.name), getattr(read, field.name)
+        if a != b:
+            if field.name == "steps":
+                index = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y) if a and b else 0
+                return f"step {index}", a[index] if a else None, b[index] if b else None
+            return field.name, a, b
+    return "record", wrote, read
+
+
+def _short(value: Any, width: int = 100) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _raises(exc: Exception) -> Callable[[Any], Any]:

@@ -26,9 +26,12 @@ class _Worker:
     """One long-lived ``python -m nenyax.core.tiers.replay`` process."""
 
     def __init__(self, hash_seed: str) -> None:
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        # This process's import path goes as an argument, not PYTHONPATH: servers the replay starts in turn
+        # (another interpreter, another Python version) must not inherit it.
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        paths = orjson.dumps([p for p in sys.path if p]).decode()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "nenyax.core.tiers.replay"],
+            [sys.executable, "-m", "nenyax.core.tiers.replay", paths],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
