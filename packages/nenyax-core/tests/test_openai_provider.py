@@ -6,6 +6,8 @@ the recording proxy in tests/test_embedded_model.py.
 """
 
 import asyncio
+import itertools
+import time
 
 import pytest
 from aiohttp import web
@@ -67,24 +69,25 @@ async def _streamed(base_url):
 
 
 def test_retries_429_honouring_retry_after_then_succeeds():
-    attempts = []
+    arrivals = []
 
     async def handler(request):
-        attempts.append(1)
-        if len(attempts) < 3:
-            return web.json_response({"error": "busy"}, status=429, headers={"Retry-After": "0.05"})
+        arrivals.append(time.monotonic())
+        if len(arrivals) < 3:
+            return web.json_response({"error": "busy"}, status=429, headers={"Retry-After": "0.2"})
         return web.json_response({"choices": [{"message": {"role": "assistant", "content": "ok"}}]})
 
     async def main():
         runner, url = await _serve(handler)
         try:
-            return await OpenAIProvider(base_url=url, backoff=10).complete(REQUEST)
+            # A near-zero backoff: only honouring Retry-After spaces the attempts 0.2 s apart.
+            return await OpenAIProvider(base_url=url, backoff=1e-4, max_backoff=1e-4).complete(REQUEST)
         finally:
             await runner.cleanup()
 
     call = run(main())
-    assert len(attempts) == 3 and call.response["content"] == "ok"
-    assert 0.1 <= call.latency_s < 5  # waited Retry-After, not the 10 s backoff
+    assert len(arrivals) == 3 and call.response["content"] == "ok"
+    assert [later - earlier >= 0.2 for earlier, later in itertools.pairwise(arrivals)] == [True, True]
 
 
 @pytest.mark.parametrize("kind", ["500", "reset", "truncated"])
