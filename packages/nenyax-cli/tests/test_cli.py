@@ -1,4 +1,8 @@
-"""The CLI against real entry-point discovery: fake distributions written to disk, run in a subprocess."""
+"""The CLI against real entry-point discovery: fake distributions written to disk, run in a subprocess.
+
+The adapters are core's in-memory fakes (`nenyax.testing.fakes`): nenyax-cli's tests install no real
+adapter, since the CLI depends on core alone; tests/ runs the CLI on the real adapters.
+"""
 
 import json
 import os
