@@ -1,3 +1,10 @@
+"""The registry with in-memory plugin objects, the way an entry-point module would register.
+
+Core's tests install no plugin distribution (each depends on core), and none is broken in the ways
+these tests need (a misspelled hook, a hook that raises, a spec of the wrong kind), so the plugins
+are built here; tests/test_discovery.py runs discovery over the installed distributions.
+"""
+
 import sys
 
 import pytest
