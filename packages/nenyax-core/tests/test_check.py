@@ -1,9 +1,16 @@
+"""`check` on the in-memory `arith` fake: core's tests install no real adapter (every adapter depends on core).
+
+The adapters below over- or under-claim on purpose, since no real environment is broken in exactly that way.
+"""
+
+import time
+
 import pytest
 
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.errors import UsageError
 from nenyax.core.plugins.registry import Registry
-from nenyax.core.tiers.check import Outcome, check
+from nenyax.core.tiers.check import CHECKS, Outcome, check
 from nenyax.testing.fakes import AdapterPlugin
 
 
@@ -16,10 +23,15 @@ def _outcomes(report):
 
 
 def test_a_sound_environment_is_audited():
+    started = time.perf_counter()
     report = check("arith:add?size=8", registry=_registry())
+    elapsed = time.perf_counter() - started
     assert report.tier is Tier.AUDITED
+    assert [r.id for r in report.results] == [c[0] for c in CHECKS]
     assert set(_outcomes(report).values()) == {Outcome.PASSED}
-    assert all(r.seconds >= 0 and r.evidence for r in report.results)
+    assert all(r.evidence for r in report.results)
+    # Each check is timed on its own: every one took some time, and together no more than the whole run.
+    assert all(r.seconds > 0 for r in report.results) and sum(r.seconds for r in report.results) <= elapsed
     assert {r.openenv for r in report.results} >= {"runtime.startup", "semantic.floor_gap"}
 
 

@@ -1,7 +1,11 @@
 """In-memory reference implementations for tests: an ``arith`` adapter that passes every check,
 and deliberately broken variants, one flaw each, that prove the kit's checks can fail.
 
-Used by Nenyax's own tests and available to plugin authors who need a known-good environment.
+Why fakes, not a real adapter: nenyax-core and nenyax-cli are tested alone, and every real adapter
+depends on nenyax-core, so none can be installed in their tests (the real adapters are tested with
+the kit in their own distributions and in tests/). And no real adapter is broken in exactly one known
+way, which is what proving a check can fail needs. Available to plugin authors who need a known-good
+environment.
 """
 
 from __future__ import annotations
@@ -185,6 +189,8 @@ class TupleObservationSession(ArithSession):
 
 
 class TupleObservationEnvironment(ArithEnvironment):
+    """Serves `TupleObservationSession`s."""
+
     def session(self, task: str | None = None, seed: int | None = None) -> ArithSession:
         base = super().session(task, seed)
         return TupleObservationSession(self, base.task_id or "")
