@@ -392,7 +392,7 @@ async def _probes(ctx: Context, env: Environment) -> list[tuple[str, Any]]:
     if caps.null_policy:
         probes.append(("the null policy", "null"))
     if caps.random_policy:
-        probes.append(("random (garbage) actions", "random"))
+        probes.append(("random garbage", "random"))
     if env.manifest.mode is Mode.TASK:
         return probes  # a harness runs agents, not answers: its floor is doing nothing, or garbage
     constants: list[Any] = []
