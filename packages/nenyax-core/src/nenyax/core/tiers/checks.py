@@ -447,15 +447,19 @@ async def _reference_beats_floor(ctx: Context) -> str:
             best_name, best = name, _mean(scores)
     if best_name == "":
         raise Skip("The environment offers no cheap policy (null, random or constant) to measure a floor with.")
-    margin = reference - best
+    # A margin is a share of the score range where the environment declares one; otherwise raw score units.
+    score_range = env.manifest.score_range
+    width = score_range[1] - score_range[0] if score_range and score_range[1] > score_range[0] else 1.0
+    margin = (reference - best) / width
     ctx.floor = Floor(
         probe=best_name, score=best, reference=reference, margin=margin, required=ctx.margin, tasks=len(tasks)
     )
     over = f"over {len(tasks)} of {_count(ctx)} tasks"
     said = f"{best_name} averages {best:.2f} against the reference's {reference:.2f} {over}"
+    units = "" if score_range else " (in raw score units: the environment declares no score range)"
     if margin < ctx.margin:
-        raise Fail(f"Not discriminating: {said}, a margin of {margin:.2f} where {ctx.margin:.2f} is required.")
-    return f"The floor is {said}: a margin of {margin:.2f} ({ctx.margin:.2f} required)."
+        raise Fail(f"Not discriminating: {said}, a margin of {margin:.2f}{units} where {ctx.margin:.2f} is required.")
+    return f"The floor is {said}: a margin of {margin:.2f}{units} ({ctx.margin:.2f} required)."
 
 
 CHECKS: tuple[tuple[str, Tier, CheckFn, str | None], ...] = (
