@@ -48,9 +48,13 @@ def test_column_mapping_and_id_column(tmp_path):
     path.write_text(json.dumps({"key": "a1", "ask": "Capital of France?", "gold": "Paris"}) + "\n")
     env = load(f"hf:{path}?prompt_column=ask&answer_column=gold&id_column=key")
     assert env.task_ids() == ["train/a1"]
-    traj = env.rollout(lambda q: "It is paris.", task="train/a1")
-    assert (traj.score == 1.0 and traj.steps[0].info == {"answer": "It is paris."}) or traj.score == 0.0
+    # The gold comes from the mapped column: exact matching ignores case and the final full stop...
+    traj = env.rollout(lambda q: "paris.", task="train/a1")
+    assert traj.score == 1.0 and traj.steps[0].info == {"answer": "paris."}
     assert env.rollout(lambda q: "<answer>PARIS</answer>").judgment.passed
+    # ...but is exact: a sentence around the answer is not the answer.
+    wordy = env.rollout(lambda q: "It is paris.", task="train/a1")
+    assert wordy.score == 0.0 and wordy.judgment.passed is False and wordy.steps[0].info == {"answer": "It is paris."}
     assert serde.loads(serde.dumps(traj), Trajectory) == traj
 
 

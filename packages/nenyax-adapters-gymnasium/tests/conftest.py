@@ -10,7 +10,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 class ScriptedChat:
-    """A text policy replying from a script: stands in for a chat model (no model runs in these tests)."""
+    """A text policy replying from a script, standing in for a chat model.
+
+    The codec tests need exact replies (valid, malformed, out of range), which no real model gives on
+    demand; a real model plays through the codec in tests/test_embedded_model.py.
+    """
 
     info = PolicyInfo(kind="callable", name="scripted-chat")
     speaks_text = True

@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 
 import pytest
 
 from nenyax.core import Endpoint, InfraFailure, Mode, Registry, Status, Tier, check, load
 from nenyax.testing.model_server import ScriptedModelServer
-
-from . import native_envs
-from .native_envs import NativeAdapters, ShellTaskAdapter, ToolMathEnvironment, operands
+from nenyax.testing.native_fakes import NativeAdapters, ToolMathEnvironment, operands
 
 
 @pytest.fixture
-def registry(monkeypatch, tmp_path):
-    monkeypatch.setitem(sys.modules, "nenyax_test_native_envs", native_envs)
-    monkeypatch.setattr(ShellTaskAdapter, "root", tmp_path / "tasks")
+def registry():
     return Registry.from_plugins(("native", NativeAdapters()))
+
+
+@pytest.fixture
+def shelltask(tmp_path):
+    return f"shelltask:hello?root={tmp_path / 'tasks'}"
 
 
 def test_reference_drives_a_multi_turn_tool_call_and_every_call_is_recorded(registry):
@@ -120,8 +120,8 @@ def test_check_reaches_audited_in_rollout_mode(registry):
     assert "model call(s)" in completes.evidence
 
 
-def test_task_mode_runs_the_harness_agents_in_a_sandbox(registry):
-    env = load("shelltask:hello", registry=registry)
+def test_task_mode_runs_the_harness_agents_in_a_sandbox(registry, shelltask):
+    env = load(shelltask, registry=registry)
     solved = env.rollout("reference", task="world")
     idle = env.rollout("null", task="world")
     assert solved.mode is Mode.TASK and solved.score == 1.0 and solved.info["agent"] == "reference"
@@ -131,6 +131,6 @@ def test_task_mode_runs_the_harness_agents_in_a_sandbox(registry):
     assert model.info["agent"] == "model" and model.score == 1.0 and len(model.model_calls) == 1
 
 
-def test_check_reaches_audited_in_task_mode(registry):
-    report = check("shelltask:hello", registry=registry, samples=3)
+def test_check_reaches_audited_in_task_mode(registry, shelltask):
+    report = check(shelltask, registry=registry, samples=3)
     assert report.tier is Tier.AUDITED, [r.evidence for r in report.results if r.outcome.value != "passed"]

@@ -73,6 +73,6 @@ class LazyGroup(click.Group):
 def cli() -> None:
     """Nenyax: one contract for every RL environment.
 
-    Load any format by URI (``<format>:<name>?key=value``), check what it really does, and
-    export what was recorded.
+    Load any installed format by URI (<format>:<name>?key=value), check what it really
+    does, and play an episode to watch it.
     """

@@ -1,7 +1,11 @@
 """In-memory reference implementations for tests: an ``arith`` adapter that passes every check,
 and deliberately broken variants, one flaw each, that prove the kit's checks can fail.
 
-Used by Nenyax's own tests and available to plugin authors who need a known-good environment.
+Why fakes, not a real adapter: nenyax-core and nenyax-cli are tested alone, and every real adapter
+depends on nenyax-core, so none can be installed in their tests (the real adapters are tested with
+the kit in their own distributions and in tests/). And no real adapter is broken in exactly one known
+way, which is what proving a check can fail needs. Available to plugin authors who need a known-good
+environment.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from nenyax.core.contract.trajectory import Judgment, Step
 from nenyax.core.contract.uri import EnvURI
 from nenyax.core.engine.environment import StepEnvironment
 from nenyax.core.engine.session import Session
-from nenyax.core.errors import BadURIError
+from nenyax.core.errors import BadURIError, InfraFailure
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 
 
@@ -185,6 +189,8 @@ class TupleObservationSession(ArithSession):
 
 
 class TupleObservationEnvironment(ArithEnvironment):
+    """Serves `TupleObservationSession`s."""
+
     def session(self, task: str | None = None, seed: int | None = None) -> ArithSession:
         base = super().session(task, seed)
         return TupleObservationSession(self, base.task_id or "")
@@ -209,3 +215,25 @@ class AdapterPlugin:
     def nenyax_register_adapters(self) -> PluginSpec:
         """The fake adapter's spec."""
         return PluginSpec(kind="adapter", name=self.name, factory=self.factory, summary="in-memory fake")
+
+
+class NoOracleAdapter(ArithAdapter):
+    """Claims only `seeded`: no reference, so the audit is skipped (and blocks its tier)."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        return ArithEnvironment(uri.raw, size=4, seed=0, capabilities=Capabilities(seeded=True))
+
+
+class UnseededAdapter(ArithAdapter):
+    """Claims nothing: the seed checks are skipped (and block trainable)."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        return ArithEnvironment(uri.raw, size=4, seed=0, capabilities=Capabilities())
+
+
+class UnreachableAdapter(ArithAdapter):
+    """Stands for a server that cannot be reached: loading raises `InfraFailure`."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        msg = "Cannot reach the server at http://127.0.0.1:9 (connection refused)."
+        raise InfraFailure(msg)

@@ -23,6 +23,10 @@ _ANSI_HIGHLIGHT = re.compile(r"\x1b\[4\dm(.*?)\x1b\[0m")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
+MAX_CONSTANT_ACTIONS = 32
+"""Larger discrete spaces get no constant probes: the audit would play too many episodes."""
+
+
 class GymSession(Session):
     """An episode on an env borrowed from the environment's pool (given back on close)."""
 
@@ -181,6 +185,12 @@ class GymSession(Session):
     def null_action(self) -> Any:
         """The space's fixed do-nothing-ish action (see `spaces.null_action`)."""
         return null_action(self._act_space)
+
+    def constant_actions(self) -> list[int] | None:
+        """Each action of a small discrete space (the audit plays each one on every step)."""
+        if isinstance(self._act_space, spaces.Discrete) and self._act_space.n <= MAX_CONSTANT_ACTIONS:
+            return list(range(self._int_low, self._int_high))
+        return None
 
     def random_action(self, rng: random.Random) -> Any:
         """A sample of the action space, seeded from `rng` (once per episode, so the episode replays)."""

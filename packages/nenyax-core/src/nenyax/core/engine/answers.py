@@ -86,3 +86,7 @@ def garbage_answer(rng: random.Random) -> str:
     """A random string of letters and digits: what the built-in random policy answers to a question."""
     alphabet = string.ascii_lowercase + string.digits
     return "".join(rng.choice(alphabet) for _ in range(rng.randint(6, 16)))
+
+
+CONSTANT_ANSWERS = ("0", "1", "Yes", "No", "True", "False", "A", "")
+"""Answers a lazy policy could give to every question: the audit's constant probes for question formats."""

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nenyax.core.contract.trajectory import Judgment, Step
-from nenyax.core.engine.answers import extract_answer, garbage_answer
+from nenyax.core.engine.answers import CONSTANT_ANSWERS, extract_answer, garbage_answer
 from nenyax.core.engine.session import Session
 from nenyax.core.errors import NenyaxError, UnsupportedPolicyError, VerifierFailure
 
@@ -95,6 +95,10 @@ class QuestionSession(Session):
         if self.gold is None:
             raise UnsupportedPolicyError(self.why_no_gold)
         return f"<answer>{self.gold}</answer>"
+
+    def constant_actions(self) -> tuple[str, ...]:
+        """The common constant answers (the audit adds the gold answers of the sampled tasks)."""
+        return CONSTANT_ANSWERS
 
     def null_action(self) -> str:
         """An empty answer."""

@@ -87,6 +87,14 @@ class Session(abc.ABC):
         msg = "This environment has no null action."
         raise UnsupportedPolicyError(msg)
 
+    def constant_actions(self) -> Sequence[Any] | None:
+        """Cheap actions to play on every turn of every task, for the audit's floor (None: the space is too big).
+
+        Question formats offer a few common answers; finite action spaces, each action. The audit adds
+        the reference's own answers of the sampled tasks where they are short text.
+        """
+        return None
+
     def random_action(self, rng: random.Random) -> Any:
         """A random valid action (for text environments: a garbage answer)."""
         msg = "This environment has no random action."

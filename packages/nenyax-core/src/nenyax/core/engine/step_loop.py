@@ -174,6 +174,8 @@ async def run_step_episode(
             session = await env.asession(task=task, seed=seed)
         except ABORT:
             raise
+        except InfraFailure as exc:  # e.g. the environment's server cannot be reached or is at capacity
+            episode.fail(Status.INFRA_ERROR, exc)
         except Exception as exc:
             episode.fail(Status.ENV_ERROR, exc)
     if session is not None:

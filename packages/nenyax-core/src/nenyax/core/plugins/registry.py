@@ -9,10 +9,13 @@ Environment variables:
 
 from __future__ import annotations
 
+import base64
 import functools
 import importlib
 import importlib.metadata as md
 import os
+import pickle
+import types
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -80,6 +83,14 @@ class Registry:
     def from_plugins(cls, *plugins: tuple[str, Any] | tuple[str, Any, str | None, str | None]) -> Registry:
         """A registry over in-memory plugin objects, for tests: ``("name", module), ...``."""
         return cls([(*p, None, None)[:4] for p in plugins])  # type: ignore[misc]
+
+    def portable_sources(self) -> list[tuple[str, str]] | None:
+        """How a fresh interpreter rebuilds this registry: None for the installed plugins, else each
+        source as a module name, or as a pickled plugin object (base64; its class must be importable there).
+        """
+        if self._sources is None:
+            return None
+        return [(name, _portable(obj)) for name, obj, _dist, _version in self._sources]
 
     def fresh(self) -> Registry:
         """A new, not yet loaded registry over the same sources."""
@@ -227,6 +238,24 @@ class Registry:
             entry = self.get(kind, name)
             msg = f"The {kind} {name!r} ({_who(entry)}) failed to start: {type(exc).__name__}: {exc}."
             raise PluginLoadError(msg) from exc
+
+
+def _portable(obj: Any) -> str:
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__
+    return "pickle:" + base64.b64encode(pickle.dumps(obj)).decode()
+
+
+def from_portable(sources: list[tuple[str, str]]) -> Registry:
+    """The registry `portable_sources` described (unpickling imports each plugin object's class)."""
+    built = []
+    for name, ref in sources:
+        if ref.startswith("pickle:"):
+            obj = pickle.loads(base64.b64decode(ref.removeprefix("pickle:")))
+        else:
+            obj = importlib.import_module(ref)
+        built.append((name, obj, None, None))
+    return Registry(built)
 
 
 def import_factory(ref: str) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -18,12 +19,16 @@ import attrs
 from nenyax.core.contract import serde
 from nenyax.core.contract.manifest import Manifest, Mode
 from nenyax.core.contract.trajectory import Status, Tier, Trajectory
+from nenyax.core.engine.answers import CONSTANT_ANSWERS, extract_answer
 from nenyax.core.engine.environment import Environment, StepEnvironment
 from nenyax.core.engine.loader import load
 from nenyax.core.engine.policies import CallablePolicy
 from nenyax.core.engine.sinks import Sink, read_trajectories
 from nenyax.core.errors import InfraFailure, UsageError
 from nenyax.core.plugins.registry import Registry
+from nenyax.core.tiers.elsewhere import other_hash_seed, replay_elsewhere
+from nenyax.core.tiers.report import Floor
+from nenyax.core.tiers.views import fingerprint, first_view, preview, replay_view
 
 
 class Skip(Exception):
@@ -34,19 +39,36 @@ class Fail(Exception):
     """Raised inside a check that ran and found a problem; its message is the evidence."""
 
 
+MAX_CONSTANT_LENGTH = 40
+"""Gold answers longer than this are not tried as constants (nobody answers a paragraph to everything)."""
+MAX_GOLD_CONSTANTS = 10
+"""The most common short gold answers of the sampled tasks tried as constants."""
+FRESH_PROCESS_TASKS = 5
+"""Sampled tasks replayed in the fresh interpreter (hash-dependent generation need not show on every task)."""
+MAX_LISTED_TASKS = 10_000
+"""Tasks sampled from (the first this many task ids; more are listed as "at least")."""
+
+DEFAULT_MARGIN = 0.3
+"""How far, by default, the reference's mean score must be above the floor (the best cheap policy's)."""
+
 CheckFn = Callable[["Context"], Awaitable[str]]
 """A check: reads and fills the shared context, returns its evidence."""
 
 
 @attrs.define
 class Context:
+    """What the checks of one run share: the loaded environment, the sampled tasks, the episodes played."""
+
     uri: str
     samples: int
     seed: int
     registry: Registry | None
+    margin: float = DEFAULT_MARGIN
     env: Environment | None = None
     tasks: list[str] = attrs.Factory(list)
+    task_count: int = 0
     cache: dict[str, list[Trajectory]] = attrs.Factory(dict)
+    floor: Floor | None = None
 
     def need_env(self) -> Environment:
         if self.env is None:
@@ -63,9 +85,9 @@ class Context:
         if not getattr(self.need_env().manifest.capabilities, capability):
             raise Skip(f"The environment does not claim `{capability}`.")
 
-    async def play(self, policy: str, task: str) -> Trajectory:
-        """Episodes of the built-in policies are cached: several checks compare the same ones."""
-        key = f"{policy}\0{task}"
+    async def play(self, policy: str | Any, task: str, key: str | None = None) -> Trajectory:
+        """Episodes of the built-in policies (and probes, by `key`) are cached: several checks compare them."""
+        key = f"{key or policy}\0{task}"
         if key not in self.cache:
             self.cache[key] = [await self.need_env().arollout(policy, task=task, seed=self.seed)]
         return self.cache[key][0]
@@ -97,7 +119,8 @@ async def _manifest_valid(ctx: Context) -> str:
     env = ctx.need_env()
     manifest = env.manifest
     # Sample tasks first, so the later checks still run (and report) if the manifest is faulty.
-    ids = env.task_ids(limit=1000)
+    ids = env.task_ids(limit=MAX_LISTED_TASKS)
+    ctx.task_count = len(ids)
     ctx.tasks = random.Random(ctx.seed).sample(ids, min(ctx.samples, len(ids)))
     again = serde.loads(serde.dumps(manifest), Manifest)
     if again != manifest:
@@ -171,21 +194,6 @@ async def _episode_completes(ctx: Context) -> str:
 # ---------------------------------------------------------------- trainable
 
 
-def _first_view(traj: Trajectory) -> bytes:
-    """What the policy was first shown: the first step's observation, or the native loop's first request."""
-    if traj.mode is Mode.STEP:
-        return serde.canonical_json(traj.steps[:1])
-    return serde.canonical_json([list(call.messages) for call in traj.model_calls[:1]])
-
-
-def _replay_view(traj: Trajectory) -> bytes:
-    # The steps (and, in rollout and task modes, every request the native loop made) as one canonical
-    # JSON document: through serde's Step hook (plain JSON passes straight to orjson), not cattrs
-    # walking every number of every observation.
-    requests = [list(call.messages) for call in traj.model_calls]
-    return serde.canonical_json([traj.steps, requests] if traj.mode is not Mode.STEP else traj.steps)
-
-
 async def _seed_recreates(ctx: Context) -> str:
     env = ctx.need_env()
     caps = env.manifest.capabilities
@@ -197,11 +205,63 @@ async def _seed_recreates(ctx: Context) -> str:
     second = await env.arollout(policy, task=task, seed=ctx.seed)
     for traj in (first, second):
         _score(traj, policy)
-    if _first_view(first) != _first_view(second):
-        raise Fail(f"Two episodes of {task} with seed {ctx.seed} started from different observations.")
-    if _replay_view(first) != _replay_view(second) or first.score != second.score:
-        raise Fail(f"The same actions on {task} with seed {ctx.seed} gave different steps or scores.")
+    if first_view(first) != first_view(second):
+        raise Fail(
+            f"Two episodes of {task} with seed {ctx.seed} started from different observations "
+            f"({preview(first)} then {preview(second)})."
+        )
+    if replay_view(first) != replay_view(second) or first.score != second.score:
+        raise Fail(
+            f"The same actions on {task} with seed {ctx.seed} gave different steps or scores "
+            f"(episode {fingerprint(replay_view(first))} scored {first.score:g}, "
+            f"then {fingerprint(replay_view(second))} scored {second.score:g})."
+        )
     return f"Two {policy} episodes of {task} (seed {first.seed}) matched step for step, score {first.score:g}."
+
+
+async def _fresh_process(ctx: Context) -> str:
+    env = ctx.need_env()
+    caps = env.manifest.capabilities
+    if not (caps.seeded or caps.stable_task_ids):
+        raise Skip("The environment claims neither `seeded` nor `stable_task_ids`, so there is nothing to replay.")
+    tasks = ctx.need_tasks()[:FRESH_PROCESS_TASKS]
+    # The reference's actions show the task's hidden state too (its gold answer), not only its start.
+    policy = "reference" if caps.reference_policy else _playable_policy(env)
+    here = {task: await ctx.play(policy, task) for task in tasks}
+    for traj in here.values():
+        _score(traj, policy)
+    registry = ctx.registry
+    try:
+        sources = registry.portable_sources() if registry is not None else None
+    except Exception as exc:  # a plugin object that cannot be pickled lives only here
+        raise Skip(f"The plugins of this check cannot travel to a fresh interpreter ({exc}).") from exc
+    hash_seed = other_hash_seed()
+    request = {"uri": ctx.uri, "sources": sources, "policy": policy, "tasks": tasks, "seed": ctx.seed}
+    try:
+        answer = await replay_elsewhere(request, hash_seed)
+    except RuntimeError as exc:
+        raise Skip(f"No fresh interpreter could replay the tasks of {ctx.uri}: {exc}") from exc
+    where = f"a fresh interpreter (PYTHONHASHSEED={hash_seed})"
+    if "error" in answer:
+        error = answer["error"]
+        if error.startswith(("ModuleNotFoundError", "ImportError", "AttributeError", "PicklingError")) and sources:
+            raise Skip(f"The plugins of this check live only in this process; {where} failed with {error}.")
+        raise Fail(f"In {where}, loading {ctx.uri} and replaying {', '.join(tasks)} failed: {error}.")
+    if answer["digest"] != env.digest:
+        raise Fail(f"The manifest digest differs in {where}: {answer['digest'][:19]} there, {env.digest[:19]} here.")
+    for task, traj in here.items():
+        there = answer["episodes"][task]
+        if there["first"] != fingerprint(first_view(traj)):
+            raise Fail(
+                f"In {where}, task {task} with seed {ctx.seed} starts from another observation: "
+                f"{there['preview']} there, {preview(traj)} here."
+            )
+        if there["replay"] != fingerprint(replay_view(traj)) or there["score"] != traj.score:
+            raise Fail(
+                f"In {where}, the same {policy} actions on {task} (seed {ctx.seed}) gave another episode: score "
+                f"{there['score']} there, {traj.score:g} here ({there['replay']} vs {fingerprint(replay_view(traj))})."
+            )
+    return f"A{where[1:]} replayed {len(here)} {policy} episode(s) step for step, with the same manifest digest."
 
 
 async def _model_path_recorded(ctx: Context) -> str:
@@ -214,13 +274,38 @@ async def _model_path_recorded(ctx: Context) -> str:
             sink.write(traj)
         back = list(read_trajectories(path))
     if back != [traj]:
-        raise Fail("A trajectory written to JSONL does not read back equal.")
+        field, wrote, read = _first_difference(traj, back[0] if back else None)
+        raise Fail(
+            f"A trajectory of {traj.task_id} written to JSONL does not read back equal: its {field} was "
+            f"{_short(wrote)} and reads back as {_short(read)}."
+        )
     if not traj.policy.kind or traj.manifest_digest != env.digest or traj.env_uri != env.uri:
-        raise Fail("The trajectory does not record its policy, environment URI and manifest digest.")
+        raise Fail(
+            f"The trajectory of {traj.task_id} records policy {traj.policy.kind!r}, URI {traj.env_uri!r} and digest "
+            f"{traj.manifest_digest[:19]}, not the environment's {env.uri!r} and {env.digest[:19]}."
+        )
     if traj.task_id is None and traj.seed is None:
-        raise Fail("The trajectory records neither a task id nor a seed.")
+        raise Fail(f"A {traj.policy.kind} trajectory of {env.uri} records neither a task id nor a seed.")
     recorded = f"policy {traj.policy.kind!r}, task {traj.task_id}, seed {traj.seed}"
     return f"Recorded {recorded} and the manifest digest; the JSONL round trip is equal."
+
+
+def _first_difference(wrote: Trajectory, read: Trajectory | None) -> tuple[str, Any, Any]:
+    if read is None:
+        return "record", "one trajectory", "nothing"
+    for field in attrs.fields(Trajectory):
+        a, b = getattr(wrote, field.name), getattr(read, field.name)
+        if a != b:
+            if field.name == "steps":
+                index = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y) if a and b else 0
+                return f"step {index}", a[index] if a else None, b[index] if b else None
+            return field.name, a, b
+    return "record", wrote, read
+
+
+def _short(value: Any, width: int = 100) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _raises(exc: Exception) -> Callable[[Any], Any]:
@@ -252,6 +337,12 @@ async def _failures_classified(ctx: Context) -> str:
 # ---------------------------------------------------------------- audited
 
 
+def _sign_test(wins: int, losses: int) -> float:
+    """One-sided sign test: the chance of at least `wins` wins in `wins + losses` fair coin flips."""
+    n = wins + losses
+    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2**n if n else 1.0
+
+
 async def _reference_beats_null(ctx: Context) -> str:
     ctx.claim("reference_policy")
     ctx.claim("null_policy")
@@ -261,33 +352,114 @@ async def _reference_beats_null(ctx: Context) -> str:
         ref = _score(await ctx.play("reference", task), "reference")
         null = _score(await ctx.play("null", task), "null")
         if ref < null or (ref == null and not stochastic):
-            raise Fail(f"On {task} the reference scored {ref:g}, not above the null policy's {null:g}.")
+            raise Fail(
+                f"On {task} (seed {ctx.seed}) the reference scored {ref:g}, not above the null policy's {null:g}."
+            )
         refs.append(ref)
         nulls.append(null)
-    pairs = ", ".join(f"{r:g}/{n:g}" for r, n in zip(refs, nulls, strict=True))
+    sampled = f"{len(refs)} of {_count(ctx)} tasks"
     if stochastic:
+        wins = sum(r > n for r, n in zip(refs, nulls, strict=True))
+        losses = sum(r < n for r, n in zip(refs, nulls, strict=True))
+        p = _sign_test(wins, losses)
         if not sum(refs) > sum(nulls):
-            raise Fail(f"The reference did not beat the null policy on average (reference/null: {pairs}).")
-        return f"Stochastic: reference never below null and above it on average (reference/null: {pairs})."
-    return f"Reference beat null on all {len(refs)} sampled tasks (reference/null: {pairs})."
-
-
-async def _garbage_below_reference(ctx: Context) -> str:
-    ctx.claim("reference_policy")
-    ctx.claim("random_policy")
-    refs, garbage = [], []
-    for task in ctx.need_tasks():
-        refs.append(_score(await ctx.play("reference", task), "reference"))
-        junk = await ctx.play("random", task)
-        if junk.status is Status.VERIFIER_ERROR:
-            raise Fail(f"The verifier crashed on a garbage answer to {task} instead of scoring it: {junk.error}")
-        garbage.append(_score(junk, "random"))
-    mean_ref, mean_garbage = sum(refs) / len(refs), sum(garbage) / len(garbage)
-    if not mean_garbage < mean_ref:
-        raise Fail(
-            f"Random (garbage) actions scored {mean_garbage:g} on average, as high as the reference's {mean_ref:g}."
+            raise Fail(f"The reference did not beat the null policy on average over {sampled} (sign test p={p:.3g}).")
+        return (
+            f"Stochastic: the reference was never below the null policy over {sampled} and beat it on {wins} "
+            f"(sign test p={p:.3g}: {'confident' if p < 0.05 else 'not yet confident; sample more tasks'})."
         )
-    return f"Random (garbage) actions averaged {mean_garbage:g}, below the reference's {mean_ref:g}."
+    return f"The reference beat the null policy on all {sampled} (mean {_mean(refs):.2f} against {_mean(nulls):.2f})."
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _count(ctx: Context) -> str:
+    return f"at least {ctx.task_count}" if ctx.task_count >= MAX_LISTED_TASKS else str(ctx.task_count)
+
+
+def _label(action: Any) -> str:
+    """How a constant shows in a sentence: the answer inside answer tags, else the action itself."""
+    text = extract_answer(action) if isinstance(action, str) else action
+    return repr(text)
+
+
+async def _probes(ctx: Context, env: Environment) -> list[tuple[str, Any]]:
+    """The cheap policies the floor is the best of: the null and random policies, and constant actions."""
+    probes: list[tuple[str, Any]] = []
+    caps = env.manifest.capabilities
+    if caps.null_policy:
+        probes.append(("the null policy", "null"))
+    if caps.random_policy:
+        probes.append(("random garbage", "random"))
+    if env.manifest.mode is Mode.TASK:
+        return probes  # a harness runs agents, not answers: its floor is doing nothing, or garbage
+    constants: list[Any] = []
+    if isinstance(env, StepEnvironment):
+        session = await env.asession(task=ctx.tasks[0], seed=ctx.seed)
+        try:
+            constants.extend(session.constant_actions() or ())
+        finally:
+            await session.aclose()
+    else:
+        constants.extend(CONSTANT_ANSWERS)
+    golds = [t.steps[0].action for task in ctx.tasks if (t := await ctx.play("reference", task)).steps]
+    short = [g for g in golds if isinstance(g, str) and len(extract_answer(g)) <= MAX_CONSTANT_LENGTH]
+    common = Counter(short).most_common(MAX_GOLD_CONSTANTS)
+    constants.extend(gold for gold, _count in common)
+    seen: set[str] = set()
+    for constant in constants:
+        key = repr(constant)
+        if key not in seen:
+            seen.add(key)
+            probes.append(
+                (
+                    f"a constant {'answer' if isinstance(constant, str) else 'action'} {_label(constant)}",
+                    CallablePolicy(_constant(constant)),
+                )
+            )
+    return probes
+
+
+def _constant(value: Any) -> Callable[[Any], Any]:
+    def constant(_observation: Any) -> Any:
+        return value
+
+    return constant
+
+
+async def _reference_beats_floor(ctx: Context) -> str:
+    env = ctx.need_env()
+    ctx.claim("reference_policy")
+    tasks = ctx.need_tasks()
+    refs = [_score(await ctx.play("reference", task), "reference") for task in tasks]
+    reference = _mean(refs)
+    best_name, best = "", -math.inf
+    for name, policy in await _probes(ctx, env):
+        scores = []
+        for task in tasks:
+            traj = await ctx.play(policy, task, key=name)
+            if traj.status is Status.VERIFIER_ERROR:
+                raise Fail(f"The verifier crashed on {name} for {task} instead of scoring it: {traj.error}")
+            scores.append(_score(traj, name))
+        if _mean(scores) > best:
+            best_name, best = name, _mean(scores)
+    if best_name == "":
+        raise Skip("The environment offers no cheap policy (null, random or constant) to measure a floor with.")
+    # A margin is a share of the score range where the environment declares one; otherwise raw score units.
+    score_range = env.manifest.score_range
+    width = score_range[1] - score_range[0] if score_range and score_range[1] > score_range[0] else 1.0
+    margin = (reference - best) / width
+    ctx.floor = Floor(
+        probe=best_name, score=best, reference=reference, margin=margin, required=ctx.margin, tasks=len(tasks)
+    )
+    over = f"over {len(tasks)} of {_count(ctx)} tasks"
+    said = f"{best_name} averages {best:.2f} against the reference's {reference:.2f} {over}"
+    units = "" if score_range else " (in raw score units: the environment declares no score range)"
+    if margin < ctx.margin:
+        raise Fail(f"Not discriminating: {said}, a margin of {margin:.2f}{units} where {ctx.margin:.2f} is required.")
+    return f"The floor is {said}: a margin of {margin:.2f}{units} ({ctx.margin:.2f} required)."
 
 
 CHECKS: tuple[tuple[str, Tier, CheckFn, str | None], ...] = (
@@ -296,9 +468,10 @@ CHECKS: tuple[tuple[str, Tier, CheckFn, str | None], ...] = (
     ("connectable/episode-starts", Tier.CONNECTABLE, _episode_starts, None),
     ("evaluable/episode-completes", Tier.EVALUABLE, _episode_completes, "runtime.reward_well_formed"),
     ("trainable/seed-recreates", Tier.TRAINABLE, _seed_recreates, "runtime.episode_determinism"),
+    ("trainable/fresh-process", Tier.TRAINABLE, _fresh_process, None),
     ("trainable/model-path-recorded", Tier.TRAINABLE, _model_path_recorded, "runtime.trajectory_record"),
     ("trainable/failures-classified", Tier.TRAINABLE, _failures_classified, None),
     ("audited/reference-beats-null", Tier.AUDITED, _reference_beats_null, "semantic.floor_gap"),
-    ("audited/garbage-below-reference", Tier.AUDITED, _garbage_below_reference, "semantic.canary_floor"),
+    ("audited/reference-beats-floor", Tier.AUDITED, _reference_beats_floor, "semantic.canary_floor"),
 )
 """Every check in the order it runs: (id, tier, function, OpenEnv validation id)."""

@@ -35,6 +35,22 @@ class TierResult:
 
 
 @attrs.frozen(kw_only=True)
+class Floor:
+    """What the audit measured: the best cheap policy's mean score against the reference's."""
+
+    probe: str
+    """The cheap policy that scored best, in words (e.g. "a constant answer '0'")."""
+    score: float
+    reference: float
+    margin: float
+    """(reference - score), as a share of the declared score range when there is one, else in score units."""
+    required: float
+    """The margin `audited` asks for."""
+    tasks: int
+    """How many tasks were sampled."""
+
+
+@attrs.frozen(kw_only=True)
 class TierReport:
     """Every check run on one environment and the tier it reached."""
 
@@ -44,6 +60,8 @@ class TierReport:
     manifest: Manifest | None = None
     samples: int = 0
     seed: int = 0
+    floor: Floor | None = None
+    """The audit's floor and margin, when the audit got that far."""
     schema_version: int = SCHEMA_VERSION
 
     @property

@@ -1,5 +1,10 @@
-"""Small rollout- and task-mode environments of the tests' own, whose native loops use the official
-`openai` client (the client most native loops use) against the recording proxy."""
+"""Small rollout- and task-mode environments whose native loops use the official `openai` client (the
+client most native loops use) against the recording proxy: core's own tests of the two modes.
+
+They are doubles of real formats (verifiers, harbor come as their own adapters); the task harness runs
+its agents in `LocalProcessSandbox`, which isolates nothing. `openai` is imported when an episode runs
+(``pip install openai``), so importing this module needs nothing beyond core.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,6 @@ import random
 import string
 from pathlib import Path
 from typing import Any
-
-import openai
 
 from nenyax.core import (
     BadURIError,
@@ -87,6 +90,8 @@ class ToolMathEnvironment(RolloutEnvironment):
         self.active += 1
         self.most_active = max(self.most_active, self.active)
         a, b = operands(episode.task_id)
+        import openai
+
         client = openai.AsyncOpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": "Use the multiply tool, then reply with the number only."},
@@ -143,7 +148,8 @@ class ShellTaskEnvironment(TaskEnvironment):
             (task / "solution").mkdir(exist_ok=True)
             (task / "instruction.md").write_text(f"Write the word {word} into answer.txt.\n")
             (task / "tests" / "test.sh").write_text(
-                f'if [ "$(cat answer.txt 2>/dev/null)" = "{word}" ]; then echo 1 > reward.txt; else echo 0 > reward.txt; fi\n'
+                f'if [ "$(cat answer.txt 2>/dev/null)" = "{word}" ]; then echo 1 > reward.txt; '
+                "else echo 0 > reward.txt; fi\n"
             )
             (task / "solution" / "solve.sh").write_text(f"echo {word} > answer.txt\n")
         super().__init__(
@@ -171,6 +177,8 @@ class ShellTaskEnvironment(TaskEnvironment):
                 junk = "".join(random.Random(episode.sample).choice(string.ascii_lowercase) for _ in range(7))
                 await box.exec(f"echo {junk} > answer.txt", timeout=10)
             elif episode.agent == "model":
+                import openai
+
                 client = openai.AsyncOpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
                 try:
                     reply = await client.chat.completions.create(
@@ -195,12 +203,14 @@ class NativeAdapters:
     @hookimpl
     def nenyax_register_adapters(self) -> list[PluginSpec]:
         return [
-            PluginSpec(kind="adapter", name="toolmath", factory="nenyax_test_native_envs:ToolMathAdapter"),
-            PluginSpec(kind="adapter", name="shelltask", factory="nenyax_test_native_envs:ShellTaskAdapter"),
+            PluginSpec(kind="adapter", name="toolmath", factory="nenyax.testing.native_fakes:ToolMathAdapter"),
+            PluginSpec(kind="adapter", name="shelltask", factory="nenyax.testing.native_fakes:ShellTaskAdapter"),
         ]
 
 
 class ToolMathAdapter:
+    """``toolmath:mul?size=N``."""
+
     def load(self, uri: Any, context: Any = None) -> ToolMathEnvironment:
         return ToolMathEnvironment(uri.raw, size=int(uri.params.get("size", 6)))
 
@@ -209,11 +219,13 @@ class ToolMathAdapter:
 
 
 class ShellTaskAdapter:
-    root: Path | None = None
+    """``shelltask:hello?root=<folder>``: the task folders are written under `root`."""
 
     def load(self, uri: Any, context: Any = None) -> ShellTaskEnvironment:
-        assert self.root is not None, "set ShellTaskAdapter.root first"
-        return ShellTaskEnvironment(uri.raw, self.root)
+        root = uri.params.get("root")
+        if not root:
+            raise BadURIError("Name a folder for the task files: 'shelltask:hello?root=/tmp/tasks'.")
+        return ShellTaskEnvironment(uri.raw, Path(str(root)))
 
     def examples(self) -> list[str]:
-        return ["shelltask:hello"]
+        return ["shelltask:hello?root=/tmp/nenyax-shelltask"]
