@@ -92,9 +92,12 @@ def test_missing_or_unreadable_files(tmp_path):
         load(f"hf:{tmp_path / 'x.txt'}")
     with pytest.raises(BadURIError, match="not one written by save_to_disk"):
         load(f"hf:{tmp_path}")
-    (tmp_path / "bad.jsonl").write_text("{not json\n")
-    with pytest.raises(BadURIError, match="datasets could not read"):
+    (tmp_path / "bad.jsonl").write_text('{"question": "q", "answer": "a"}\n{not json\n')
+    with pytest.raises(BadURIError, match=r"Line 2 of bad\.jsonl is not valid JSON \(Expecting property name"):
         load(f"hf:{tmp_path / 'bad.jsonl'}")
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(BadURIError, match="datasets could not read"):
+        load(f"hf:{tmp_path / 'bad.parquet'}")
     with pytest.raises(BadURIError, match="No prompt column found among"):
         (tmp_path / "cols.jsonl").write_text('{"a": 1, "answer": 2}\n')
         load(f"hf:{tmp_path / 'cols.jsonl'}")
