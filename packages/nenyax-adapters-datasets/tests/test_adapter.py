@@ -155,3 +155,16 @@ def test_infinite_tolerance_is_refused(tmp_path):
     path.write_text('{"question": "1+1?", "answer": "2"}\n')
     with pytest.raises(UsageError, match="finite"):
         load(f"hf:{path}?judge=numeric&tolerance=inf")
+
+
+def test_the_digest_does_not_depend_on_where_the_file_lies(tmp_path, monkeypatch):
+    rows = '{"question": "1+1?", "answer": "2"}\n'
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "qa.jsonl").write_text(rows)
+    monkeypatch.chdir(tmp_path / "a")
+    here = load("hf:qa.jsonl")
+    monkeypatch.chdir(tmp_path / "b")
+    there = load("hf:qa.jsonl")
+    assert here.digest == there.digest
+    assert str(tmp_path) not in str(here.manifest.extra)

@@ -76,7 +76,8 @@ class DatasetEnvironment(StepEnvironment):
                 action=ANSWER_RULES,
                 score_range=(0.0, 1.0),
                 extra={
-                    "path": str(spec.path.resolve()),
+                    # The file by name and content: an absolute path would make the digest differ between machines.
+                    "file": spec.path.name,
                     "content": content_digest(spec.path),
                     "columns": list(columns),
                     "prompt_column": self.prompt_column,

@@ -139,7 +139,12 @@ async def _manifest_valid(ctx: Context) -> str:
     if caps.max_turns is not None and caps.max_turns < 1:
         raise Fail(f"The manifest claims max_turns={caps.max_turns}; an episode takes at least one turn.")
     version = f"{manifest.format} {manifest.format_version}"
-    return f"Valid {version} manifest, digest {env.digest[:19]}, {len(ids)} task ids listed."
+    evidence = f"Valid {version} manifest, digest {env.digest[:19]}, {len(ids)} task ids listed."
+    # Rows whose gold answer is unusable are left out of the tasks (and so of the audit): say so, naming one.
+    bad = getattr(env, "bad_rows", ())
+    if bad:
+        evidence += f" {len(bad)} row(s) left out for bad gold answers, e.g.: {bad[0].sentence}"
+    return evidence
 
 
 async def _episode_starts(ctx: Context) -> str:
