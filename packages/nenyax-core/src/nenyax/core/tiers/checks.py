@@ -447,7 +447,10 @@ async def _reference_beats_floor(ctx: Context) -> str:
             traj = await ctx.play(policy, task, key=name)
             if traj.status is Status.VERIFIER_ERROR:
                 raise Fail(f"The verifier crashed on {name} for {task} instead of scoring it: {traj.error}")
-            scores.append(_score(traj, name))
+            # A cheap policy the environment refuses (policy_error) is judged 0, as any failing policy is.
+            scores.append(
+                traj.judgment.score if traj.status is Status.POLICY_ERROR and traj.judgment else _score(traj, name)
+            )
         if _mean(scores) > best:
             best_name, best = name, _mean(scores)
     if best_name == "":
