@@ -58,7 +58,8 @@ _EXPORTS: dict[str, str] = {
         "nenyax.core.engine.policies",
     ),
     **dict.fromkeys(("Sink", "read_trajectories"), "nenyax.core.engine.sinks"),
-    "new_run_dir": "nenyax.core.engine.rundirs",
+    **dict.fromkeys(("Run", "RunConfig", "load_run", "new_run_dir"), "nenyax.core.engine.rundirs"),
+    **dict.fromkeys(("Summary", "summarize"), "nenyax.core.engine.summary"),
     "load": "nenyax.core.engine.loader",
     # tiers
     **dict.fromkeys(
@@ -133,8 +134,9 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
         Turn,
         as_policy,
     )
-    from nenyax.core.engine.rundirs import new_run_dir
+    from nenyax.core.engine.rundirs import Run, RunConfig, load_run, new_run_dir
     from nenyax.core.engine.sinks import JsonlSink, Sink, read_trajectories
+    from nenyax.core.engine.summary import Summary, summarize
     from nenyax.core.errors import (
         BadURIError,
         DuplicatePluginError,
