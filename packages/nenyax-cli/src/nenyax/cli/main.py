@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "plugins": ("nenyax.cli.commands.plugins", "plugins_command", "List installed plugins by kind."),
     "try": ("nenyax.cli.commands.try_", "try_command", "Play one episode with a model and replay it."),
+    "view": ("nenyax.cli.commands.view", "view_command", "Write an HTML page listing a run's episodes."),
     "adapter-check": (
         "nenyax.cli.commands.conformance",
         "adapter_check_command",
