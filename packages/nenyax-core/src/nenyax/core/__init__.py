@@ -69,7 +69,7 @@ _EXPORTS: dict[str, str] = {
     # the other mode bases and what their native loops exchange
     **dict.fromkeys(("RolloutEnvironment", "TaskEnvironment"), "nenyax.core.engine.environment"),
     **dict.fromkeys(("NativeEpisode", "NativeResult"), "nenyax.core.engine.native_loop"),
-    "LoadContext": "nenyax.core.plugins.adapter",
+    **dict.fromkeys(("Listing", "LoadContext"), "nenyax.core.plugins.adapter"),
     "RecordingProxy": "nenyax.core.models.proxy",
     **dict.fromkeys(
         ("ExecResult", "SandboxCapabilities", "SandboxImage", "SandboxSpec"), "nenyax.core.contract.sandbox"
@@ -154,7 +154,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.hookspecs import PluginSpec, hookimpl
     from nenyax.core.models.endpoint import DEFAULT_MODEL, Endpoint
     from nenyax.core.models.proxy import RecordingProxy
-    from nenyax.core.plugins.adapter import LoadContext
+    from nenyax.core.plugins.adapter import Listing, LoadContext
     from nenyax.core.plugins.registry import Registry, default_registry
     from nenyax.core.tiers.check import (
         CheckReport,
