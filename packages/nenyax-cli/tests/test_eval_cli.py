@@ -89,3 +89,10 @@ def test_a_used_out_directory_is_refused(site, tmp_path):
     (tmp_path / "r" / "keep.txt").write_text("x")
     done = nenyax(site, "eval", "arith:add", "--policy", "null", "--out", str(tmp_path / "r"))
     assert done.returncode == 2 and "--resume" in done.stderr and (tmp_path / "r" / "keep.txt").exists()
+
+
+def test_list_says_when_an_adapter_cannot_list(site):
+    done = nenyax(site, "list", "arith", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"arith": None}  # the fake has no listing(): said, not guessed
+    assert "arith: cannot list" in nenyax(site, "list", "arith").stdout

@@ -155,7 +155,7 @@ def render_run(trajectories: Iterable[Trajectory], *, title: str, summary: Summa
     for index, traj in enumerate(trajectories):
         rows.append(_row(index, traj))
         replays.append(f'<script type="application/json" id="e{index}">{_inert(render_html(traj))}</script>')
-    statuses = sorted({r["status"] for r in rows} | {s.value for s in (Status.OK, Status.POLICY_ERROR)})
+    statuses = sorted({str(r["status"]) for r in rows} | {s.value for s in (Status.OK, Status.POLICY_ERROR)})
     options = "".join(f'<option value="{html.escape(str(s))}">{html.escape(str(s))}</option>' for s in statuses)
     facts = f"{len(rows)} episode(s)"
     if summary is not None and summary.mean is not None:

@@ -118,7 +118,7 @@ def _missing_jobs(ids: list[str], samples: int, done: list[Any]) -> list[Job]:
     """Every (task, sample) not yet recorded, each task's samples under the group id it already has."""
     seen = {(t.task_id, int(t.info.get("sample", 0))) for t in done}
     groups = {t.task_id: t.group_id for t in done if t.group_id is not None}
-    jobs = []
+    jobs: list[Job] = []
     for task in ids:
         group_id = groups.get(task) or (new_id() if samples > 1 else None)
         jobs.extend(Job(task, group_id, k) for k in range(samples) if (task, k) not in seen)
