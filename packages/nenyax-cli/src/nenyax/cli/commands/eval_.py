@@ -12,7 +12,7 @@ import orjson
 from nenyax.cli.eval_report import print_summary
 from nenyax.cli.run_config import apply_config, settings_to_options, stronger
 from nenyax.core import DEFAULT_MODEL, Endpoint, UsageError, load
-from nenyax.core.contract.trajectory import new_id
+from nenyax.core.contract.trajectory import Trajectory, new_id
 from nenyax.core.engine.policies import BUILTIN_POLICIES, as_policy
 from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, default_run_path, read_config, write_summary
 from nenyax.core.engine.runner import Job, run_jobs
@@ -92,11 +92,14 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
         started = time.perf_counter()
         with JsonlSink(jsonl) as sink:
             pol = as_policy(player)
-            run_sync(_run_and_close(env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout")))
+            played = run_sync(
+                _run_and_close(env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"))
+            )
         wall = time.perf_counter() - started
     finally:
         env.close()
-    recorded = list(read_trajectories(jsonl))
+    # What was on disk and what this run played: the file holds exactly these, so it is not read again.
+    recorded = [*done, *played]
     summary = summarize(recorded, samples=samples, threshold=settings["pass_threshold"], wall_s=wall, resumed=len(done))
     write_summary(out, summary)
     if as_json:
@@ -105,9 +108,11 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
         print_summary(summary, out, player_name(settings))
 
 
-async def _run_and_close(env: Any, pol: Any, jobs: list[Job], concurrency: int, sink: JsonlSink, timeout: Any) -> None:
+async def _run_and_close(
+    env: Any, pol: Any, jobs: list[Job], concurrency: int, sink: JsonlSink, timeout: Any
+) -> list[Trajectory]:
     try:
-        await run_jobs(env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout)
+        return await run_jobs(env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout)
     finally:
         aclose = getattr(pol, "aclose", None)
         if aclose is not None:
