@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from test_run_view_browser import Chromium  # noqa: E402
+from test_run_view_browser import Chromium
 
-from nenyax.cli import run_view  # noqa: E402
-from nenyax.core import load  # noqa: E402
+from nenyax.cli import run_view
+from nenyax.core import load
 
 
 async def measure(page: Path, tmp: Path, n: int, open_one: bool = True) -> dict[str, float]:
@@ -74,12 +74,12 @@ def main() -> None:
         size, table_size = page.stat().st_size, table_only.stat().st_size
     print(f"{n} episodes")
     print(f"render in Python      : {render_s:.2f} s")
+    per = size / n
     print(
-        f"file size             : {size / 1e6:.1f} MB ({size / n:,.0f} bytes/episode); table alone {table_size / 1e6:.1f} MB"
+        f"file size             : {size / 1e6:.1f} MB ({per:,.0f} bytes/episode); table alone {table_size / 1e6:.1f} MB"
     )
-    print(
-        f"Chromium load event   : {full_m['load']:.2f} s; table alone {table_m['load']:.2f} s (ratio {full_m['load'] / table_m['load']:.2f})"
-    )
+    ratio = full_m["load"] / table_m["load"]
+    print(f"Chromium load event   : {full_m['load']:.2f} s; table alone {table_m['load']:.2f} s (ratio {ratio:.2f})")
     print(f"filter every row      : {full_m['filter'] * 1000:.0f} ms")
     print(f"open the last episode : {full_m['open'] * 1000:.0f} ms")
 
