@@ -189,3 +189,30 @@ def test_the_view_command_writes_the_page_of_a_run_directory(tmp_path):
         check=False,
     )
     assert done.returncode == 2 and "does not exist" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_serve_publishes_the_page_and_nothing_else_on_loopback(tmp_path):
+    import urllib.error
+    import urllib.request
+
+    run = tmp_path / "run"
+    subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", "eval", URI, "--policy", "null", "--out", str(run)],
+        check=True,
+        capture_output=True,
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nenyax.cli", "view", str(run), "--serve"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        url = next(m.group(0) for line in proc.stderr if (m := re.search(r"http://127\.0\.0\.1:\d+/view\.html", line)))
+        with urllib.request.urlopen(url, timeout=30) as reply:
+            assert reply.read().decode() == (run / "view.html").read_text()
+        with pytest.raises(urllib.error.HTTPError, match="404"):
+            urllib.request.urlopen(url.replace("view.html", "run.toml"), timeout=30)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

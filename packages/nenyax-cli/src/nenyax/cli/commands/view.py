@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import http.server
-import threading
 from pathlib import Path
 
 import click
@@ -49,13 +48,25 @@ def view_command(run: Path, out: Path | None, serve: bool, port: int) -> None:
 
 
 def _serve(page: Path, port: int) -> None:
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(page.parent))
-    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+    body = page.read_bytes()
+
+    class PageOnly(http.server.BaseHTTPRequestHandler):
+        # The page and nothing else: the run directory beside it is not published, even on loopback.
+        def do_GET(self) -> None:
+            if self.path.split("?")[0] not in ("/", f"/{page.name}"):
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            return  # quiet: the page is one request
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), PageOnly) as server:
         url = f"http://127.0.0.1:{server.server_address[1]}/{page.name}"
         click.echo(f"Serving {url} (Ctrl-C stops)", err=True)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            thread.join()
-        except KeyboardInterrupt:
-            server.shutdown()
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()
