@@ -208,6 +208,10 @@ async def run_jobs(
             if out_sink is not None:
                 out_sink.write(traj)
             results[index] = traj
+            if index % 64 == 63:
+                # An episode that never waits (a synchronous env and policy) never yields to the loop:
+                # yield now and then, so an interrupt or a cancellation lands mid-run, not at its end.
+                await asyncio.sleep(0)
 
     try:
         await asyncio.gather(*(worker() for _ in range(min(concurrency, len(jobs)))))
