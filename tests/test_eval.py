@@ -128,3 +128,23 @@ def test_a_config_with_a_secret_or_an_unknown_key_is_one_sentence(tmp_path):
     secret.write_text(f'uri = "{URI}"\n[provider]\nuse = "openai"\nmodel = "m"\napi_key = "sk-live"\n')
     done = nenyax("eval", "--config", str(secret), "--out", str(tmp_path / "s"))
     assert done.returncode == 2 and "api_key" in done.stderr and not (tmp_path / "s").exists()
+
+
+def test_ctrl_c_names_the_resume_command_and_resume_finishes(tmp_path):
+    run_dir, size = tmp_path / "r", 20000
+    args = ["eval", f"{URI}?size={size}", "--policy", "reference", "--out", str(run_dir)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nenyax.cli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    jsonl = run_dir / "trajectories.jsonl"
+    deadline = time.monotonic() + 300
+    while not (jsonl.exists() and jsonl.stat().st_size > 100_000) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the run never started writing"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    stderr = proc.communicate(timeout=120)[1].decode()
+    assert proc.returncode != 0 and f"nenyax eval --resume {run_dir}" in stderr and "Traceback" not in stderr
+    assert 0 < len(pairs(run_dir)) < size
+    assert nenyax("eval", "--resume", str(run_dir)).returncode == 0
+    recorded = pairs(run_dir)
+    assert len(recorded) == len(set(recorded)) == size

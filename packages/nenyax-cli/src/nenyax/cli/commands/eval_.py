@@ -92,9 +92,14 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
         started = time.perf_counter()
         with JsonlSink(jsonl) as sink:
             pol = as_policy(player)
-            played = run_sync(
-                _run_and_close(env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"))
-            )
+            try:
+                played = run_sync(
+                    _run_and_close(env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"))
+                )
+            except KeyboardInterrupt:
+                # Every finished episode is already on disk; say how to finish, then stop as an interrupt does.
+                click.echo(f"Interrupted: finish this run with `nenyax eval --resume {out}`.", err=True)
+                raise
         wall = time.perf_counter() - started
     finally:
         env.close()
