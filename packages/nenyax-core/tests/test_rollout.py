@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from nenyax.core.contract.trajectory import PolicyInfo, Status
-from nenyax.core.engine.rundirs import new_run_dir
+from nenyax.core.engine.rundirs import new_run_dir, read_config
 from nenyax.core.engine.sinks import Sink, read_trajectories
 from nenyax.core.errors import InfraFailure, PolicyFailure, UsageError
 from nenyax.testing.fakes import ArithEnvironment, ArithSession
@@ -236,8 +236,8 @@ def test_reader_refuses_a_damaged_middle_line(env, tmp_path):
 
 def test_run_dir_records_the_manifest(env, tmp_path):
     run = new_run_dir(tmp_path, env.manifest, {"policy": "reference"})
-    record = orjson.loads((run / "run.json").read_bytes())
-    assert record["digest"] == env.digest and record["policy"] == "reference"
+    config = read_config(run)
+    assert config.manifest_digest == env.digest and config.settings["policy"] == "reference"
     assert new_run_dir(tmp_path, env.manifest) != run
 
 

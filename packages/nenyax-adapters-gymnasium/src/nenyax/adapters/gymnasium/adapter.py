@@ -7,6 +7,7 @@ from typing import Any
 import gymnasium as gym
 from nenyax.adapters.gymnasium.environment import GymEnvironment
 from nenyax.adapters.gymnasium.spec import make, parse_spec
+from nenyax.core import Listing
 from nenyax.core.contract.uri import EnvURI
 
 
@@ -30,3 +31,20 @@ class GymnasiumAdapter:
     def env_ids() -> list[str]:
         """Every env id gymnasium registers (some need extras, or cannot be made at all)."""
         return sorted(gym.registry)
+
+    def listing(self, where: str | None = None) -> list[Listing]:
+        """Every registered env id (modules imported before, e.g. ``nenyax list --import ale_py``, included),
+        described by its entry point; `where` filters ids by substring."""
+        return [
+            Listing(uri=f"gymnasium:{env_id}", description=_entry_point(gym.registry[env_id].entry_point))
+            for env_id in self.env_ids()
+            if not where or where.lower() in env_id.lower()
+        ]
+
+
+def _entry_point(entry: Any) -> str:
+    # A string names the env class; a callable is a factory (gymnasium registers one that only raises
+    # for envs whose dependency is gone, such as the mujoco-py versions).
+    if entry is None or isinstance(entry, str):
+        return entry or ""
+    return f"{getattr(entry, '__module__', '?')}:{getattr(entry, '__qualname__', repr(entry))}"

@@ -212,6 +212,7 @@ async def run_step_episode(
         timing=Timing(started=started, ended=time.time()),
         error=episode.error,
         group_id=group_id,
+        info={"sample": sample},  # which repeat of the task this is: what `eval --resume` skips by
     )
     if session is not None and session.trajectory_judge is not None:
         return _judge_trajectory(session, episode, trajectory)
