@@ -6,14 +6,17 @@
 
 from __future__ import annotations
 
+import glob
+import json
 import os
 import shutil
+import subprocess
 import tomllib
 from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["lint", "tests", "integration", "wheels", "wheel-alone"]
+nox.options.sessions = ["lint", "tests", "openenv-core-0.3", "integration", "wheels", "wheel-alone"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_external_run = True
 
@@ -57,6 +60,38 @@ def _install_local(session: nox.Session, *packages: str) -> None:
         session.install("--no-deps", *nodeps)
 
 
+def _find_python(session: nox.Session, version: str) -> str:
+    """An interpreter of `version`: on PATH if it runs (a pyenv shim may refuse), else pyenv's newest."""
+    candidates = [shutil.which(f"python{version}") or ""]
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    candidates += sorted(glob.glob(f"{root}/versions/{version}.*/bin/python{version}"), reverse=True)
+    for path in filter(None, candidates):
+        if subprocess.run([path, "--version"], capture_output=True, check=False).returncode == 0:
+            return path
+    session.error(f"No Python {version} found (on PATH or under {root}/versions).")
+
+
+def _server_venvs(session: nox.Session, packages: set[str] | list[str]) -> dict[str, str]:
+    """[tool.nenyax.server-venv]: a venv of another Python holding an upstream server a package's tests
+    run as a subprocess (nemo-gym needs Python >= 3.12). Built once, rebuilt only when the table changes;
+    returns {the table's env var: that venv's python}.
+    """
+    found = {}
+    for name in sorted(packages):
+        spec = _pyproject(name).get("tool", {}).get("nenyax", {}).get("server-venv")
+        if not spec:
+            continue
+        venv = ROOT / ".nox" / f"server-venv-{name}"
+        python, stamp = venv / "bin" / "python", venv / "nenyax-server-venv.json"
+        wanted = json.dumps(spec, sort_keys=True)
+        if not (python.exists() and stamp.exists() and stamp.read_text() == wanted):
+            session.run(_find_python(session, spec["python"]), "-m", "venv", "--clear", str(venv), external=True)
+            session.run(str(python), "-m", "pip", "install", "-q", *spec["requires"], *CONSTRAINTS, external=True)
+            stamp.write_text(wanted)
+        found[spec["env"]] = str(python)
+    return found
+
+
 @nox.session(python=PYTHON)
 @nox.parametrize("package", list(PACKAGES))
 def tests(session: nox.Session, package: str) -> None:
@@ -64,6 +99,22 @@ def tests(session: nox.Session, package: str) -> None:
     group = _pyproject(package).get("dependency-groups", {}).get("test", ["pytest"])
     _install_local(session, package, *(_name(r) for r in group if _name(r) in PACKAGES))  # siblings from source
     session.install(*(r for r in group if _name(r) not in PACKAGES))
+    env = {**ENV, **_server_venvs(session, [package])}
+    session.chdir(PACKAGES[package])
+    session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=env)
+
+
+@nox.session(python=PYTHON, name="openenv-core-0.3")
+def openenv_core_0_3(session: nox.Session) -> None:
+    """The OpenEnv adapter's tests against the older wire (openenv-core 0.3: observations without metadata).
+
+    `tests` runs them against openenv 0.10 (the package's test group); both distributions install the
+    same `openenv` import package, so the older one needs a virtualenv of its own.
+    """
+    package = "nenyax-adapters-openenv"
+    group = [r for r in _pyproject(package)["dependency-groups"]["test"] if _name(r) != "openenv"]
+    _install_local(session, package)
+    session.install(*group, "openenv-core==0.3.0", *CONSTRAINTS)
     session.chdir(PACKAGES[package])
     session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=ENV)
 
@@ -86,7 +137,8 @@ def integration(session: nox.Session) -> None:
     groups = [r for p in PACKAGES for r in _pyproject(p).get("dependency-groups", {}).get("test", [])]
     groups = [r for r in groups if _name(r) not in PACKAGES]  # siblings are already installed from source
     session.install("pytest>=8", "build", "hatchling", *groups, *CONSTRAINTS)
-    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", *session.posargs, env=ENV)
+    env = {**ENV, **_server_venvs(session, list(PACKAGES))}
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", *session.posargs, env=env)
 
 
 def _build_wheels(session: nox.Session) -> Path:
@@ -123,9 +175,23 @@ def wheel_alone(session: nox.Session, package: str) -> None:
     session.run("python", "-c", probe, *modules, env=ENV)
 
 
+# The direct dependencies the type checker reads types from; the heavy format libraries stay out (Any).
+LINT_TYPED_DEPENDENCIES = ["attrs", "cattrs", "pluggy", "orjson", "aiohttp", "click", "rich", "pytest", "openai"]
+
+
+def _packages_of(package: str) -> list[str]:
+    """The import packages a distribution ships: each leaf package holds a ``py.typed`` marker."""
+    src = PACKAGES[package] / "src"
+    return sorted(".".join(marker.parent.relative_to(src).parts) for marker in src.rglob("py.typed"))
+
+
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff lint and format check over the whole tree."""
-    session.install("ruff==0.17.6")
+    """ruff, the import layers (import-linter) and the type checker (mypy) over every distribution."""
+    session.install("ruff==0.17.6", "import-linter==2.17", "mypy==2.4.1", *LINT_TYPED_DEPENDENCIES)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    # Sources only, without their dependencies: import-linter reads the code, it does not run it.
+    session.install("--no-deps", *(arg for path in PACKAGES.values() for arg in ("-e", str(path))))
+    session.run("lint-imports")
+    session.run("mypy", *(arg for package in PACKAGES for name in _packages_of(package) for arg in ("-p", name)))

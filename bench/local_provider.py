@@ -17,7 +17,7 @@ import time
 
 import torch
 
-from nenyax.core.chat import ChatRequest
+from nenyax.core.contract.chat import ChatRequest
 from nenyax.providers.local.provider import LocalProvider
 
 PROMPT = ({"role": "user", "content": "Write a short story about a lighthouse keeper."},)

@@ -15,8 +15,8 @@ import time
 from _server import scripted_server
 
 from nenyax.core import ChatRequest, Endpoint
-from nenyax.core.openai_provider import OpenAIProvider
-from nenyax.core.proxy import RecordingProxy
+from nenyax.core.models.openai_provider import OpenAIProvider
+from nenyax.core.models.proxy import RecordingProxy
 
 REQUEST = ChatRequest(model="m", messages=({"role": "user", "content": "What is 2 + 2?"},))
 

@@ -1,5 +1,6 @@
 """The monorepo's shape: PEP 420 namespaces, one hatchling distribution per package, wheels that stand alone."""
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -37,7 +38,46 @@ def test_distribution_shape(package):
     leaves = [p.parent for p in (package / "src" / "nenyax").rglob("__init__.py")]
     tops = {p for p in leaves if not (p.parent / "__init__.py").exists()}
     assert tops and all((leaf / "py.typed").exists() for leaf in tops)
-    assert (package / "README.md").read_text().strip()
+
+
+_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def _broken_links(readme):
+    targets = [t for t in _LINK.findall(readme.read_text()) if not re.match(r"^[a-z]+:", t)]
+    return [t for t in targets if not (readme.parent / t).exists()]
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_readme_says_what_it_is_and_how_to_install_it(package):
+    readme = package / "README.md"
+    lines = readme.read_text().splitlines()
+    assert lines[0] == f"# {package.name}"
+    prose = [line for line in lines[1:] if line.strip() and not line.startswith(("#", "|", "`", "<!--", "-"))]
+    assert len(prose) >= 3, f"{readme} says little more than its title."
+    assert re.search(rf"pip install\b.*\b{re.escape(package.name)}\b", readme.read_text()), "no install command"
+    assert _broken_links(readme) == []
+
+
+def test_the_root_readme_lists_every_distribution_and_its_links_resolve():
+    readme = ROOT / "README.md"
+    assert [p.name for p in PACKAGES if f"`packages/{p.name}`" not in readme.read_text()] == []
+    assert _broken_links(readme) == []
+
+
+def test_the_cli_readme_documents_every_command():
+    from nenyax.cli.main import COMMANDS
+
+    text = (ROOT / "packages/nenyax-cli/README.md").read_text()
+    assert [name for name in COMMANDS if f"nenyax {name}" not in text] == []
+
+
+def test_the_core_readme_names_every_plugin_kind_and_its_interface():
+    from nenyax.core.kinds import KINDS
+
+    text = (ROOT / "packages/nenyax-core/README.md").read_text()
+    missing = [k.name for k in KINDS.values() if f"`{k.name}`" not in text or k.interface.split(":")[0] not in text]
+    assert missing == []
 
 
 def test_wheels_carry_no_namespace_init(tmp_path):

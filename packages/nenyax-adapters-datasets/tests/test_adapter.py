@@ -29,7 +29,7 @@ def test_every_format_loads_and_is_audited(tmp_path, rows, kind):
     env = load(f"hf:{path}")
     assert env.task_ids() == [f"train/{i}" for i in range(6)]
     session = env.session(task="train/2")
-    assert session.observation == "What is 12 times 12?" and session.reference == "144"
+    assert session.observation == "What is 12 times 12?" and session.gold == "144"
     report = check(f"hf:{path}", samples=4)
     assert report.tier is Tier.AUDITED, [r.evidence for r in report.failed]
 
@@ -48,9 +48,13 @@ def test_column_mapping_and_id_column(tmp_path):
     path.write_text(json.dumps({"key": "a1", "ask": "Capital of France?", "gold": "Paris"}) + "\n")
     env = load(f"hf:{path}?prompt_column=ask&answer_column=gold&id_column=key")
     assert env.task_ids() == ["train/a1"]
-    traj = env.rollout(lambda q: "It is paris.", task="train/a1")
-    assert (traj.score == 1.0 and traj.steps[0].info == {"answer": "It is paris."}) or traj.score == 0.0
+    # The gold comes from the mapped column: exact matching ignores case and the final full stop...
+    traj = env.rollout(lambda q: "paris.", task="train/a1")
+    assert traj.score == 1.0 and traj.steps[0].info == {"answer": "paris."}
     assert env.rollout(lambda q: "<answer>PARIS</answer>").judgment.passed
+    # ...but is exact: a sentence around the answer is not the answer.
+    wordy = env.rollout(lambda q: "It is paris.", task="train/a1")
+    assert wordy.score == 0.0 and wordy.judgment.passed is False and wordy.steps[0].info == {"answer": "It is paris."}
     assert serde.loads(serde.dumps(traj), Trajectory) == traj
 
 
@@ -58,7 +62,7 @@ def test_gsm8k_style_gold_answers(tmp_path):
     path = tmp_path / "gsm.jsonl"
     path.write_text(json.dumps({"question": "Q?", "answer": "Work: 6*7 = 42.\n#### 42"}) + "\n")
     env = load(f"hf:{path}?judge=numeric")
-    assert env.session().reference == "42" and env.rollout("reference").score == 1.0
+    assert env.session().gold == "42" and env.rollout("reference").score == 1.0
     assert env.rollout(lambda q: "so the answer is 42.0").score == 1.0
 
 
@@ -88,9 +92,12 @@ def test_missing_or_unreadable_files(tmp_path):
         load(f"hf:{tmp_path / 'x.txt'}")
     with pytest.raises(BadURIError, match="not one written by save_to_disk"):
         load(f"hf:{tmp_path}")
-    (tmp_path / "bad.jsonl").write_text("{not json\n")
-    with pytest.raises(BadURIError, match="datasets could not read"):
+    (tmp_path / "bad.jsonl").write_text('{"question": "q", "answer": "a"}\n{not json\n')
+    with pytest.raises(BadURIError, match=r"Line 2 of bad\.jsonl is not valid JSON \(Expecting property name"):
         load(f"hf:{tmp_path / 'bad.jsonl'}")
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(BadURIError, match="datasets could not read"):
+        load(f"hf:{tmp_path / 'bad.parquet'}")
     with pytest.raises(BadURIError, match="No prompt column found among"):
         (tmp_path / "cols.jsonl").write_text('{"a": 1, "answer": 2}\n')
         load(f"hf:{tmp_path / 'cols.jsonl'}")
@@ -111,10 +118,10 @@ def test_chat_rendering_asks_for_answer_tags(jsonl):
 
 
 def test_manifest_records_the_content(jsonl, rows):
-    first = load(f"hf:{jsonl}").manifest
-    assert first.digest == load(f"hf:{jsonl}").manifest.digest
+    first = load(f"hf:{jsonl}")
+    assert first.digest == load(f"hf:{jsonl}").digest
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in reversed(rows)))
-    assert load(f"hf:{jsonl}").manifest.extra["content"] != first.extra["content"]
+    assert load(f"hf:{jsonl}").manifest.extra["content"] != first.manifest.extra["content"]
 
 
 def test_a_list_of_acceptable_answers(tmp_path):
@@ -148,3 +155,16 @@ def test_infinite_tolerance_is_refused(tmp_path):
     path.write_text('{"question": "1+1?", "answer": "2"}\n')
     with pytest.raises(UsageError, match="finite"):
         load(f"hf:{path}?judge=numeric&tolerance=inf")
+
+
+def test_the_digest_does_not_depend_on_where_the_file_lies(tmp_path, monkeypatch):
+    rows = '{"question": "1+1?", "answer": "2"}\n'
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "qa.jsonl").write_text(rows)
+    monkeypatch.chdir(tmp_path / "a")
+    here = load("hf:qa.jsonl")
+    monkeypatch.chdir(tmp_path / "b")
+    there = load("hf:qa.jsonl")
+    assert here.digest == there.digest
+    assert str(tmp_path) not in str(here.manifest.extra)

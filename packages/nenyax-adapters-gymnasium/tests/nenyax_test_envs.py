@@ -1,6 +1,8 @@
 """Small real gymnasium envs (unregistered classes) that exercise every space type the codec supports.
 
 Loaded by the tests as ``gymnasium:nenyax_test_envs:<Class>`` (the tests put this folder on sys.path).
+Why not registered envs: none of gymnasium's own envs has a Dict, MultiBinary or Text space, a Graph
+observation, or fails on reset or at a chosen step, which is what these tests need to reach.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ EVERY_SPACE = spaces.Dict(
 
 
 class EverySpaceEnv(gym.Env[Any, Any]):
-    """Dict action and observation spaces made of every supported space type; rewards matching the target."""
+    """Dict action and observation spaces made of every supported space type; rewards matching the target.
+
+    No registered env combines these spaces, so the codec's handling of each is proven here.
+    """
 
     def __init__(self, length: int = 3) -> None:
         self.observation_space = EVERY_SPACE
@@ -48,7 +53,8 @@ class EverySpaceEnv(gym.Env[Any, Any]):
 
 
 class TupleTextEnv(gym.Env[Any, Any]):
-    """A Tuple observation and a plain Text action: the reply is taken as the text itself."""
+    """A Tuple observation and a plain Text action: the reply is taken as the text itself (no registered env
+    has a Text action space)."""
 
     def __init__(self) -> None:
         self.observation_space = spaces.Tuple((spaces.Discrete(5), spaces.Box(0, 10, (), np.int64)))
@@ -63,9 +69,7 @@ class TupleTextEnv(gym.Env[Any, Any]):
 
 
 class BrokenResetEnv(gym.Env[Any, Any]):
-    """Makes fine, raises on reset after the first one: the episode must end env_error, not crash."""
-
-    resets = 0
+    """Makes fine, raises on every reset: the episode must end env_error, not crash (no real env fails on cue)."""
 
     def __init__(self) -> None:
         self.observation_space = spaces.Discrete(2)
@@ -80,7 +84,7 @@ class BrokenResetEnv(gym.Env[Any, Any]):
 
 
 class BrokenStepEnv(gym.Env[Any, Any]):
-    """Raises on its third step: the steps before it must be kept."""
+    """Raises on its third step: the steps before it must be kept (no real env fails on cue)."""
 
     def __init__(self) -> None:
         self.observation_space = spaces.Discrete(2)
@@ -100,7 +104,7 @@ class BrokenStepEnv(gym.Env[Any, Any]):
 
 
 class GraphEnv(gym.Env[Any, Any]):
-    """A Graph observation space, which the text codec does not render."""
+    """A Graph observation space, which the text codec does not render (no registered env has one)."""
 
     def __init__(self) -> None:
         self.observation_space = spaces.Graph(node_space=spaces.Discrete(3), edge_space=None)

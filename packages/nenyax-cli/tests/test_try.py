@@ -1,4 +1,8 @@
-"""`nenyax try`: one episode, a readable replay, and a safe self-contained HTML file."""
+"""`nenyax try`: one episode, a readable replay, and a safe self-contained HTML file.
+
+The environment is core's in-memory `arith` fake, installed as a distribution on disk: nenyax-cli's
+tests install no real adapter (the CLI depends on core alone); tests/ runs the CLI on real ones.
+"""
 
 import asyncio
 import html.parser
@@ -37,7 +41,11 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def model_server():
-    """The scripted server on a background loop; replies with markup that must never be interpreted."""
+    """The scripted server on a background loop; replies with markup that must never be interpreted.
+
+    Not a real model: the test needs this exact hostile reply, which no model gives on demand (the
+    embedded model plays `nenyax try` for real in tests/test_embedded_model.py).
+    """
     loop = asyncio.new_event_loop()
     server = ScriptedModelServer(lambda messages: EVIL)
     thread = threading.Thread(target=loop.run_forever, daemon=True)

@@ -1,10 +1,16 @@
+"""`check` on the in-memory `arith` fake: core's tests install no real adapter (every adapter depends on core).
+
+The adapters below over- or under-claim on purpose, since no real environment is broken in exactly that way.
+"""
+
+import time
+
 import pytest
 
-from nenyax.core.check import Outcome, check
+from nenyax.core.contract.trajectory import Tier
 from nenyax.core.errors import UsageError
-from nenyax.core.manifest import Capabilities
-from nenyax.core.registry import Registry
-from nenyax.core.trajectory import Tier
+from nenyax.core.plugins.registry import Registry
+from nenyax.core.tiers.check import CHECKS, Outcome, check
 from nenyax.testing.fakes import AdapterPlugin
 
 
@@ -17,10 +23,15 @@ def _outcomes(report):
 
 
 def test_a_sound_environment_is_audited():
+    started = time.perf_counter()
     report = check("arith:add?size=8", registry=_registry())
+    elapsed = time.perf_counter() - started
     assert report.tier is Tier.AUDITED
+    assert [r.id for r in report.results] == [c[0] for c in CHECKS]
     assert set(_outcomes(report).values()) == {Outcome.PASSED}
-    assert all(r.seconds >= 0 and r.evidence for r in report.results)
+    assert all(r.evidence for r in report.results)
+    # Each check is timed on its own: every one took some time, and together no more than the whole run.
+    assert all(r.seconds > 0 for r in report.results) and sum(r.seconds for r in report.results) <= elapsed
     assert {r.openenv for r in report.results} >= {"runtime.startup", "semantic.floor_gap"}
 
 
@@ -30,33 +41,21 @@ def test_a_wrong_oracle_fails_the_audit():
     assert _outcomes(report)["audited/reference-beats-null"] is Outcome.FAILED
 
 
-class NoOracleAdapter:
-    def load(self, uri):
-        from nenyax.testing.fakes import ArithEnvironment
-
-        return ArithEnvironment(uri.raw, size=4, seed=0, capabilities=Capabilities(seeded=True))
-
-    def examples(self):
-        return ["arith:add"]
-
-
-class UnseededAdapter(NoOracleAdapter):
-    def load(self, uri):
-        from nenyax.testing.fakes import ArithEnvironment
-
-        return ArithEnvironment(uri.raw, size=4, seed=0, capabilities=Capabilities())
-
-
 def test_a_skipped_check_blocks_its_tier(monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "nenyax_test_check_adapters", sys.modules[__name__])
-    report = check("arith:add", registry=_registry("nenyax_test_check_adapters:NoOracleAdapter"))
+    report = check("arith:add", registry=_registry("nenyax.testing.fakes:NoOracleAdapter"))
     assert report.tier is Tier.TRAINABLE
     assert _outcomes(report)["audited/reference-beats-null"] is Outcome.SKIPPED
-    report = check("arith:add", registry=_registry("nenyax_test_check_adapters:UnseededAdapter"))
+    report = check("arith:add", registry=_registry("nenyax.testing.fakes:UnseededAdapter"))
     assert report.tier is Tier.EVALUABLE
     assert _outcomes(report)["trainable/seed-recreates"] is Outcome.SKIPPED
+
+
+def test_a_server_that_cannot_be_reached_skips_connectable_with_the_reason(monkeypatch):
+    report = check("arith:add", registry=_registry("nenyax.testing.fakes:UnreachableAdapter"))
+    assert report.tier is Tier.NONE and not report.failed
+    loads = report.results[0]
+    assert loads.id == "connectable/loads" and loads.outcome is Outcome.SKIPPED
+    assert "http://127.0.0.1:9 (connection refused)" in loads.evidence
 
 
 def test_user_mistakes_raise_instead_of_reporting():
@@ -66,3 +65,34 @@ def test_user_mistakes_raise_instead_of_reporting():
         check("not a uri", registry=_registry())
     with pytest.raises(UsageError, match="at least 1"):
         check("arith:add", samples=0, registry=_registry())
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [
+        "nenyax.testing.fakes:WrongReferenceAdapter",
+        "nenyax.testing.fakes:TupleObservationAdapter",
+        "nenyax.testing.fakes:UnstableManifestAdapter",
+        "nenyax.testing.fakes:NoOracleAdapter",
+        "nenyax.testing.fakes:UnseededAdapter",
+        "nenyax.testing.fakes:UnreachableAdapter",
+    ],
+)
+def test_every_check_that_does_not_pass_says_what_it_tried_and_saw(factory):
+    report = check("arith:add?size=6", samples=4, registry=_registry(factory))
+    stopped = [r for r in report.results if r.outcome is not Outcome.PASSED]
+    assert stopped, f"{factory} was meant to fall short somewhere"
+    for result in stopped:
+        text = result.evidence
+        assert text[0].isupper() and text.endswith((".", ")")) and "\n" not in text, (result.id, text)
+        assert len(text.split()) >= 5 and "AssertionError" not in text, (result.id, text)
+    failed = [r for r in stopped if r.outcome is Outcome.FAILED]
+    for result in failed:  # a failure names what it looked at: a task, or the values it compared
+        assert "add/" in result.evidence or any(ch.isdigit() for ch in result.evidence), (result.id, result.evidence)
+
+
+def test_a_manifest_that_changes_between_processes_is_not_trainable():
+    report = check("arith:add?size=6", samples=4, registry=_registry("nenyax.testing.fakes:UnstableManifestAdapter"))
+    fresh = next(r for r in report.results if r.id == "trainable/fresh-process")
+    assert fresh.outcome is Outcome.FAILED and "manifest digest differs" in fresh.evidence
+    assert report.tier is Tier.EVALUABLE

@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from nenyax.core.hookspecs import PluginSpec, hookimpl
-from nenyax.core.registry import Registry
+from nenyax.core.plugins.registry import Registry
 from nenyax.testing import CHECKS, Report, Subject
 from nenyax.testing.fakes import AdapterPlugin
 
@@ -63,7 +63,7 @@ def test_the_pytest_suite_fails_on_a_broken_adapter(pytester):
         textwrap.dedent(
             """
             import pytest
-            from nenyax.core.registry import Registry
+            from nenyax.core.plugins.registry import Registry
             from nenyax.testing import AdapterConformance, Subject
             from nenyax.testing.fakes import AdapterPlugin
 

@@ -1,4 +1,9 @@
-"""The recording proxy, driven by the official `openai` client as a harness would drive it."""
+"""The recording proxy, driven by the official `openai` client as a harness would drive it.
+
+Upstream is the scripted server (`nenyax.testing.model_server`), not a model: these tests need exact
+replies and upstream failures on cue, which no real server gives; a real model behind the proxy is
+tested in tests/test_embedded_model.py.
+"""
 
 import asyncio
 
@@ -6,7 +11,7 @@ import openai
 import pytest
 
 from nenyax.core import Endpoint
-from nenyax.core.proxy import RecordingProxy
+from nenyax.core.models.proxy import RecordingProxy
 from nenyax.testing.model_server import FaultPlan, ScriptedModelServer
 
 

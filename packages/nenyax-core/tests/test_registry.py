@@ -1,12 +1,18 @@
+"""The registry with in-memory plugin objects, the way an entry-point module would register.
+
+Core's tests install no plugin distribution (each depends on core), and none is broken in the ways
+these tests need (a misspelled hook, a hook that raises, a spec of the wrong kind), so the plugins
+are built here; tests/test_discovery.py runs discovery over the installed distributions.
+"""
+
 import sys
-import types
 
 import pytest
 
+from nenyax.core.engine.loader import load
 from nenyax.core.errors import DuplicatePluginError, ManifestError, PluginLoadError, UnknownPluginError
 from nenyax.core.hookspecs import PluginSpec, hookimpl
-from nenyax.core.loader import load
-from nenyax.core.registry import Registry
+from nenyax.core.plugins.registry import Registry
 from nenyax.testing.fakes import AdapterPlugin, ArithAdapter
 
 
@@ -101,17 +107,20 @@ def test_invalid_specs(fields, fragment):
         PluginSpec(**{"kind": "adapter", "name": "ok", "factory": "a.b:C", **fields})
 
 
-def test_discovery_is_lazy():
-    module = types.ModuleType("nenyax_lazy_probe")
-    module.Adapter = ArithAdapter
+def test_discovery_is_lazy(tmp_path, monkeypatch):
+    # A real, importable implementation module: discovery must list its plugin without importing it.
+    (tmp_path / "nenyax_lazy_probe.py").write_text("from nenyax.testing.fakes import ArithAdapter as Adapter\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "nenyax_lazy_probe", raising=False)
     registry = Registry.from_plugins(("fake", AdapterPlugin(factory="nenyax_lazy_probe:Adapter")))
-    assert registry.names("adapter") == ["arith"]
-    assert "nenyax_lazy_probe" not in sys.modules
-    sys.modules["nenyax_lazy_probe"] = module
     try:
+        assert registry.names("adapter") == ["arith"]
+        assert registry.get("adapter", "arith").spec.factory == "nenyax_lazy_probe:Adapter"
+        assert "nenyax_lazy_probe" not in sys.modules
         assert isinstance(registry.create("adapter", "arith"), ArithAdapter)
+        assert "nenyax_lazy_probe" in sys.modules  # imported on first use
     finally:
-        del sys.modules["nenyax_lazy_probe"]
+        sys.modules.pop("nenyax_lazy_probe", None)
 
 
 def test_factory_that_cannot_import_is_a_clear_error():

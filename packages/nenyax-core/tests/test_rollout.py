@@ -1,13 +1,21 @@
+"""The rollout engine on the in-memory `arith` fake.
+
+nenyax-core cannot install a real adapter for its own tests (every adapter depends on core, and core
+is tested alone), so these tests use `nenyax.testing.fakes`; the subclasses below break it in one
+way each, because no real environment fails on demand at exactly one place.
+"""
+
 import asyncio
+import time
 from typing import ClassVar
 
 import orjson
 import pytest
 
+from nenyax.core.contract.trajectory import PolicyInfo, Status
+from nenyax.core.engine.rundirs import new_run_dir, read_config
+from nenyax.core.engine.sinks import Sink, read_trajectories
 from nenyax.core.errors import InfraFailure, PolicyFailure, UsageError
-from nenyax.core.rollout import run_step_episode
-from nenyax.core.runs import Sink, new_run_dir, read_trajectories
-from nenyax.core.trajectory import PolicyInfo, Status
 from nenyax.testing.fakes import ArithEnvironment, ArithSession
 
 
@@ -21,7 +29,16 @@ def test_builtin_policies_are_judged(env):
     assert (ref.status, ref.score, ref.judgment.passed) == (Status.OK, 1.0, True)
     assert (null.score, rand.score) == (0.0, 0.0)
     assert ref.policy.kind == "reference" and ref.task_id == "add/0/1"
-    assert ref.manifest_digest == env.manifest.digest and ref.timing.seconds >= 0
+    assert ref.manifest_digest == env.digest
+
+
+def test_timing_brackets_the_episode(env):
+    called = []
+    before = time.time()
+    traj = env.rollout(lambda observation: called.append(time.time()) or "0")
+    after = time.time()
+    assert before <= traj.timing.started <= called[0] <= traj.timing.ended <= after
+    assert traj.timing.seconds == traj.timing.ended - traj.timing.started
 
 
 def test_callable_policy_sees_the_native_observation(env):
@@ -59,11 +76,20 @@ def test_policy_failure_is_scored_zero_and_infra_failure_is_not_scored(env):
 
 
 class _BrokenStart(ArithEnvironment):
+    """Its sessions cannot start: an env_error at reset."""
+
     def session(self, task=None, seed=None):
         raise RuntimeError("reset exploded")
 
 
+class _UnreachableStart(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        raise InfraFailure("the server at ws://127.0.0.1:9 refused the connection")
+
+
 class _BrokenVerifier(ArithEnvironment):
+    """Its verifier divides by zero: a verifier_error after a complete episode."""
+
     def session(self, task=None, seed=None):
         session = super().session(task, seed)
         session.judge = lambda steps: 1 / 0
@@ -73,9 +99,23 @@ class _BrokenVerifier(ArithEnvironment):
 def test_env_and_verifier_failures_are_classified_and_keep_what_happened():
     started = _BrokenStart("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
     assert started.status is Status.ENV_ERROR and started.judgment is None and "reset exploded" in started.error
+    unreachable = _UnreachableStart("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
+    assert (
+        unreachable.status is Status.INFRA_ERROR and unreachable.judgment is None and "9 refused" in unreachable.error
+    )
     judged = _BrokenVerifier("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
     assert judged.status is Status.VERIFIER_ERROR and judged.judgment is None
     assert len(judged.steps) == 1 and judged.steps[0].reward == 1.0
+
+
+class _LostServer(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        raise InfraFailure("The server at http://127.0.0.1:9 dropped the connection.")
+
+
+def test_a_server_lost_before_the_episode_starts_is_infra_error_not_env_error():
+    traj = _LostServer("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
+    assert traj.status is Status.INFRA_ERROR and traj.judgment is None and "127.0.0.1:9" in traj.error
 
 
 def test_unknown_task_is_a_user_error(env):
@@ -83,15 +123,23 @@ def test_unknown_task_is_a_user_error(env):
         env.rollout("reference", task="add/0/99")
 
 
-def test_timeout_status(env):
-    async def slow(_):
-        await asyncio.sleep(5)
+async def _never_answers(_):
+    """A policy that waits forever: only the episode's timeout can end it (no race with a sleep)."""
+    await asyncio.Event().wait()
 
-    traj = asyncio.run(run_step_episode(env, slow, timeout=0.05))
+
+def test_timeout_status(env):
+    slow = _never_answers
+
+    traj = asyncio.run(env.arollout(slow, timeout=0.05))
     assert traj.status is Status.TIMEOUT and traj.judgment is None
 
 
 class _TextPolicy:
+    """A chat policy replying from a script: these tests need exact replies (malformed ones too), which no
+    real model gives on demand; nenyax-core's tests also install no model (the embedded one is its own
+    distribution, tested in tests/test_embedded_model.py)."""
+
     info = PolicyInfo(kind="test", name="text")
     speaks_text = True
 
@@ -126,9 +174,9 @@ def test_text_policy_transcript_and_parse_failure():
 
 
 def test_random_policy_is_reproducible_per_sample(env):
-    first = asyncio.run(run_step_episode(env, "random", task="add/0/0", sample=0))
-    again = asyncio.run(run_step_episode(env, "random", task="add/0/0", sample=0))
-    other = asyncio.run(run_step_episode(env, "random", task="add/0/0", sample=1))
+    first = asyncio.run(env.arollout("random", task="add/0/0", sample=0))
+    again = asyncio.run(env.arollout("random", task="add/0/0", sample=0))
+    other = asyncio.run(env.arollout("random", task="add/0/0", sample=1))
     assert first.steps[0].action == again.steps[0].action != other.steps[0].action
 
 
@@ -142,13 +190,16 @@ def test_sync_rollout_works_inside_a_running_loop(env):
 def test_rollouts_stream_groups_to_jsonl_with_bounded_concurrency(env, tmp_path):
     path = tmp_path / "run" / "trajectories.jsonl"
     active, peak, lines_seen = 0, 0, []
+    both_running = asyncio.Event()  # the first episodes hold until a second one runs beside them
 
     async def policy(_):
         nonlocal active, peak
         active += 1
         peak = max(peak, active)
+        if active == 2:
+            both_running.set()
         lines_seen.append(len(path.read_bytes().splitlines()) if path.exists() else 0)
-        await asyncio.sleep(0.01)
+        await asyncio.wait_for(both_running.wait(), 60)  # fails (not hangs) if episodes never overlap
         active -= 1
         return "0"
 
@@ -156,7 +207,9 @@ def test_rollouts_stream_groups_to_jsonl_with_bounded_concurrency(env, tmp_path)
     assert len(trajs) == 6 and peak == 2
     groups = {t.task_id: {t2.group_id for t2 in trajs if t2.task_id == t.task_id} for t in trajs}
     assert all(len(ids) == 1 for ids in groups.values()) and len({*groups["add/0/0"], *groups["add/0/1"]}) == 2
-    assert max(lines_seen) >= 2  # earlier episodes were on disk while later ones ran
+    # With two workers the fourth episode starts only after two have finished, and each is written
+    # before its worker takes the next: earlier episodes were on disk while later ones ran.
+    assert lines_seen[3:] and min(lines_seen[3:]) >= 2
     assert sorted(t.id for t in read_trajectories(path)) == sorted(t.id for t in trajs)
 
 
@@ -183,22 +236,28 @@ def test_reader_refuses_a_damaged_middle_line(env, tmp_path):
 
 def test_run_dir_records_the_manifest(env, tmp_path):
     run = new_run_dir(tmp_path, env.manifest, {"policy": "reference"})
-    record = orjson.loads((run / "run.json").read_bytes())
-    assert record["digest"] == env.manifest.digest and record["policy"] == "reference"
+    config = read_config(run)
+    assert config.manifest_digest == env.digest and config.settings["policy"] == "reference"
     assert new_run_dir(tmp_path, env.manifest) != run
 
 
 class _CodecBug(ArithSession):
+    """A text codec bug in the adapter: rendering raises."""
+
     def render(self):
         raise KeyError("template")
 
 
 class _ParserBug(ArithSession):
+    """A parser bug in the adapter: parsing raises something other than PolicyFailure."""
+
     def parse_action(self, text):
         raise ValueError("parser bug")
 
 
 class _Closing(ArithSession):
+    """Records that it was closed."""
+
     closed: ClassVar[list] = []
 
     def close(self):
@@ -234,12 +293,14 @@ def test_a_user_error_mid_episode_still_closes_the_session():
 
 def test_one_failing_episode_lets_the_others_finish_and_be_written(tmp_path):
     sink = tmp_path / "t.jsonl"
+    failed = asyncio.Event()
 
     async def policy(observation):
-        if "What is 5" in observation or policy.calls == 2:
+        if policy.calls == 2:
+            failed.set()
             raise UsageError("stop the run")
         policy.calls += 1
-        await asyncio.sleep(0.02)
+        await asyncio.wait_for(failed.wait(), 60)  # still under way when the third episode fails
         return "0"
 
     policy.calls = 0
@@ -251,9 +312,7 @@ def test_one_failing_episode_lets_the_others_finish_and_be_written(tmp_path):
 
 
 def test_timeout_through_the_public_api(env):
-    async def slow(_):
-        await asyncio.sleep(5)
-
+    slow = _never_answers
     assert env.rollout(slow, timeout=0.05).status is Status.TIMEOUT
     assert {t.status for t in env.rollouts(slow, 2, timeout=0.05)} == {Status.TIMEOUT}
 

@@ -7,11 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nenyax.core import serde
-from nenyax.core.check import CheckReport, CheckResult, Outcome
-from nenyax.core.errors import NenyaxError
-from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
-from nenyax.core.trajectory import (
+from nenyax.core.contract import serde
+from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
+from nenyax.core.contract.trajectory import (
     SCHEMA_VERSION,
     Group,
     Judgment,
@@ -23,12 +21,14 @@ from nenyax.core.trajectory import (
     Timing,
     Trajectory,
 )
+from nenyax.core.errors import NenyaxError
+from nenyax.core.tiers.check import CheckReport, CheckResult, Outcome
 
 # The contract modules use postponed annotations; resolve them so hypothesis can infer fields.
 for _cls in (Capabilities, Split, Manifest, Judgment, Step, ModelCall, PolicyInfo, Timing, Trajectory, Group):
     attrs.resolve_types(_cls)
 for _cls in (CheckResult, CheckReport):
-    attrs.resolve_types(_cls, globalns={**vars(__import__("nenyax.core.check", fromlist=["x"]))})
+    attrs.resolve_types(_cls)
 
 text = st.text(max_size=20)
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
@@ -143,8 +143,9 @@ def test_unknown_keys_are_refused():
 def test_manifest_digest_changes_with_content():
     a = Manifest(uri="f:x", format="f", format_version="1", mode=Mode.STEP, name="x")
     b = Manifest(uri="f:x", format="f", format_version="2", mode=Mode.STEP, name="x")
-    assert a.digest == Manifest(uri="f:x", format="f", format_version="1", mode=Mode.STEP, name="x").digest
-    assert a.digest != b.digest
+    same = Manifest(uri="f:x", format="f", format_version="1", mode=Mode.STEP, name="x")
+    assert serde.digest(a) == serde.digest(same)
+    assert serde.digest(a) != serde.digest(b)
 
 
 def _trajectory():

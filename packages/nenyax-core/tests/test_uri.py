@@ -1,7 +1,7 @@
 import pytest
 
+from nenyax.core.contract.uri import parse_uri
 from nenyax.core.errors import BadURIError
-from nenyax.core.uri import parse_uri
 
 
 def test_parses_scheme_target_and_typed_params():

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import torch
 
-from nenyax.core.chat import ChatRequest
-from nenyax.core.trajectory import ModelCall
+from nenyax.core.contract.chat import ChatRequest
+from nenyax.core.contract.trajectory import ModelCall
 from nenyax.providers.local.engine import Engine
 from nenyax.providers.local.provider import LocalProvider
 

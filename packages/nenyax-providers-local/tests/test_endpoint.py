@@ -9,9 +9,9 @@ import sys
 import attrs
 
 from nenyax.core import Endpoint, Status, load
-from nenyax.core.chat import ChatRequest
-from nenyax.core.registry import Registry, default_registry
-from nenyax.core.serde import converter
+from nenyax.core.contract.chat import ChatRequest
+from nenyax.core.contract.serde import converter
+from nenyax.core.plugins.registry import Registry, default_registry
 from nenyax.providers.local.provider import LocalProvider
 
 
@@ -26,7 +26,7 @@ def test_discovered_by_name_through_the_entry_point():
 
 def test_discovery_imports_nothing_heavy():
     code = (
-        "import sys; from nenyax.core.registry import Registry; "
+        "import sys; from nenyax.core.plugins.registry import Registry; "
         "Registry().names('provider'); "
         "print(sorted(m for m in ('torch', 'transformers', 'nenyax.providers.local.provider') if m in sys.modules))"
     )

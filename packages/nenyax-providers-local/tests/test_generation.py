@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 
 import attrs
 import pytest
 import torch
 
-from nenyax.core.chat import ChatRequest
+from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.errors import UsageError
 from nenyax.providers.local.cache import sha256_file
 
@@ -114,6 +115,12 @@ def test_bad_sampling_parameters_are_one_sentence(params, fragment, ask):
     assert "\n" not in str(info.value)
 
 
+async def _until_queued(engine, tasks):
+    """Yield to the event loop until every task has queued its request (or ended without one)."""
+    while engine.queued + sum(t.done() for t in tasks) < len(tasks):
+        await asyncio.sleep(0)
+
+
 def test_concurrent_requests_share_one_batch_and_each_gets_its_own_result(provider, engine, tokenizer, teacher_forced):
     prompts = ["Name a fruit.", "Write a haiku about rain.", "What is 7 times 8?", "Say hi."]
     params = [
@@ -128,7 +135,11 @@ def test_concurrent_requests_share_one_batch_and_each_gets_its_own_result(provid
     ]
 
     async def together():
-        return await asyncio.gather(*(provider.complete(r) for r in requests))
+        # Held until all eight are queued, so they share one batch however slowly this machine runs.
+        with engine.hold():
+            tasks = [asyncio.ensure_future(provider.complete(r)) for r in requests]
+            await _until_queued(engine, tasks)
+        return await asyncio.gather(*tasks)
 
     before = len(engine.batch_sizes)
     calls = asyncio.run(together())
@@ -146,23 +157,19 @@ def test_concurrent_requests_share_one_batch_and_each_gets_its_own_result(provid
         assert calls[i + 4].completion_token_ids == calls[i].completion_token_ids
 
 
-def test_a_cancelled_request_is_skipped_and_the_engine_keeps_serving(provider, engine, ask):
+def test_a_cancelled_request_is_skipped_and_the_engine_keeps_serving(provider, engine):
     long = ChatRequest(model="smollm2-135m", messages=({"role": "user", "content": "Tell a story."},), params={})
-    window = engine.batch_window_s
-    engine.batch_window_s = 0.5  # time enough to cancel before the worker takes the queue
 
     async def scenario():
-        doomed = asyncio.ensure_future(provider.complete(long))
-        await asyncio.sleep(0.05)
-        doomed.cancel()
-        await asyncio.sleep(0)
+        with engine.hold():  # the worker takes nothing until the request is cancelled
+            doomed = asyncio.ensure_future(provider.complete(long))
+            await _until_queued(engine, [doomed])
+            doomed.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await doomed
         return await provider.complete(attrs.evolve(long, params={"max_tokens": 3, "seed": 0}))
 
-    try:
-        before = len(engine.batch_sizes)
-        kept = asyncio.run(scenario())
-    finally:
-        engine.batch_window_s = window
+    before = len(engine.batch_sizes)
+    kept = asyncio.run(scenario())
     assert list(engine.batch_sizes)[before:] == [1]  # the cancelled 256-token request never ran
-    assert len(kept.completion_token_ids) == 3
-    assert ask("Hi", max_tokens=2).finish_reason in ("stop", "length")
+    assert len(kept.completion_token_ids) == 3 and kept.finish_reason == "length"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from nenyax.core import Endpoint, load
-from nenyax.core.chat import ChatRequest
+from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.errors import UsageError
 from nenyax.providers.local import models
 from nenyax.providers.local.cache import ABANDONED_AFTER_S, cache_root, publish_once, sha256_file, weights_digest
@@ -115,20 +115,32 @@ _RACER = textwrap.dedent(
     from pathlib import Path
     from nenyax.providers.local.cache import publish_once
 
+    final, barrier, racers = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+
     def build(tmp):
         (tmp / "part1").write_text(str(os.getpid()))
-        time.sleep(0.5)  # both processes are now building at once
+        # A barrier: no builder goes on until every one is inside build(), so all of them build at once.
+        (barrier / str(os.getpid())).touch()
+        deadline = time.monotonic() + 60
+        while len(list(barrier.iterdir())) < racers:
+            if time.monotonic() > deadline:
+                sys.exit("the other builders never started building")
+            time.sleep(0.01)
         (tmp / "part2").write_text(str(os.getpid()))
 
-    print(publish_once(Path(sys.argv[1]), build))
+    print(publish_once(final, build))
     """
 )
 
 
 def test_concurrent_first_use_publishes_one_complete_folder(tmp_path):
     final = tmp_path / "models" / "m"
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
     racers = [
-        subprocess.Popen([sys.executable, "-c", _RACER, str(final)], stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", _RACER, str(final), str(barrier), "3"], stdout=subprocess.PIPE, text=True
+        )
         for _ in range(3)
     ]
     outcomes = sorted(p.communicate(timeout=60)[0].strip() for p in racers)

@@ -1,102 +1,168 @@
 """Nenyax core: one contract for every RL environment.
 
-from nenyax.core import load
-env = load("reasoning_gym:basic_arithmetic")
-traj = env.rollout("reference")
-traj.judgment.score
+    from nenyax.core import load
+    env = load("reasoning_gym:basic_arithmetic")
+    traj = env.rollout("reference")
+    traj.judgment.score
+
+Every public name is importable from here, lazily (PEP 562): importing ``nenyax.core`` or a plugin's
+registration module (``nenyax.core.hookspecs``) loads no cattrs, aiohttp or check code; a name's
+module is imported the first time the name is used. Inside, one folder per layer, each importing
+only the layers below it: ``contract`` < ``plugins`` < ``models`` < ``engine`` < ``tiers``.
 """
 
-from nenyax.core._version import __version__
-from nenyax.core.chat import ChatRequest
-from nenyax.core.check import CheckReport, CheckResult, Outcome, acheck, check
-from nenyax.core.endpoint import DEFAULT_MODEL, Endpoint
-from nenyax.core.environment import Environment, Session, StepEnvironment
-from nenyax.core.errors import (
-    BadURIError,
-    DuplicatePluginError,
-    EnvironmentFailure,
-    InfraFailure,
-    ManifestError,
-    NenyaxError,
-    PluginLoadError,
-    PolicyFailure,
-    UnknownPluginError,
-    UnsupportedPolicyError,
-    UsageError,
-    VerifierFailure,
-)
-from nenyax.core.hookspecs import PluginSpec, hookimpl
-from nenyax.core.loader import load
-from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
-from nenyax.core.policies import CallablePolicy, NullPolicy, Policy, RandomPolicy, ReferencePolicy, Turn, as_policy
-from nenyax.core.registry import Registry, default_registry
-from nenyax.core.runs import Sink, new_run_dir, read_trajectories
-from nenyax.core.trajectory import (
-    Group,
-    Judgment,
-    ModelCall,
-    PolicyInfo,
-    Status,
-    Step,
-    Tier,
-    Timing,
-    Trajectory,
-)
-from nenyax.core.uri import EnvURI, parse_uri
+from __future__ import annotations
 
-__all__ = [
-    "BadURIError",
-    "CallablePolicy",
-    "ChatRequest",
-    "Capabilities",
-    "CheckReport",
-    "CheckResult",
-    "DEFAULT_MODEL",
-    "DuplicatePluginError",
-    "Endpoint",
-    "EnvURI",
-    "Environment",
-    "EnvironmentFailure",
-    "Group",
-    "InfraFailure",
-    "Judgment",
-    "Manifest",
-    "ManifestError",
-    "Mode",
-    "ModelCall",
-    "NenyaxError",
-    "NullPolicy",
-    "Outcome",
-    "PluginLoadError",
-    "PluginSpec",
-    "Policy",
-    "PolicyFailure",
-    "PolicyInfo",
-    "RandomPolicy",
-    "ReferencePolicy",
-    "Registry",
-    "Session",
-    "Sink",
-    "Split",
-    "Status",
-    "Step",
-    "StepEnvironment",
-    "Tier",
-    "Timing",
-    "Trajectory",
-    "Turn",
-    "UnknownPluginError",
-    "UnsupportedPolicyError",
-    "UsageError",
-    "VerifierFailure",
-    "__version__",
-    "acheck",
-    "as_policy",
-    "check",
-    "default_registry",
-    "hookimpl",
-    "load",
-    "new_run_dir",
-    "parse_uri",
-    "read_trajectories",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from nenyax.core._version import __version__
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    # errors
+    **dict.fromkeys(
+        (
+            "BadURIError",
+            "DuplicatePluginError",
+            "EnvironmentFailure",
+            "InfraFailure",
+            "ManifestError",
+            "NenyaxError",
+            "PluginLoadError",
+            "PolicyFailure",
+            "UnknownPluginError",
+            "UnsupportedPolicyError",
+            "UsageError",
+            "VerifierFailure",
+        ),
+        "nenyax.core.errors",
+    ),
+    # contract
+    **dict.fromkeys(("Capabilities", "Manifest", "Mode", "Split"), "nenyax.core.contract.manifest"),
+    **dict.fromkeys(
+        ("Group", "Judgment", "ModelCall", "PolicyInfo", "Status", "Step", "Tier", "Timing", "Trajectory"),
+        "nenyax.core.contract.trajectory",
+    ),
+    "ChatRequest": "nenyax.core.contract.chat",
+    **dict.fromkeys(("EnvURI", "parse_uri"), "nenyax.core.contract.uri"),
+    # plugins
+    **dict.fromkeys(("PluginSpec", "hookimpl"), "nenyax.core.hookspecs"),
+    **dict.fromkeys(("Registry", "default_registry"), "nenyax.core.plugins.registry"),
+    # models
+    **dict.fromkeys(("DEFAULT_MODEL", "Endpoint"), "nenyax.core.models.endpoint"),
+    # engine
+    **dict.fromkeys(("Environment", "Session", "StepEnvironment"), "nenyax.core.engine.environment"),
+    **dict.fromkeys(
+        ("CallablePolicy", "NullPolicy", "Policy", "RandomPolicy", "ReferencePolicy", "Turn", "as_policy"),
+        "nenyax.core.engine.policies",
+    ),
+    **dict.fromkeys(("Sink", "read_trajectories"), "nenyax.core.engine.sinks"),
+    **dict.fromkeys(("Run", "RunConfig", "load_run", "new_run_dir"), "nenyax.core.engine.rundirs"),
+    **dict.fromkeys(("Summary", "summarize"), "nenyax.core.engine.summary"),
+    "load": "nenyax.core.engine.loader",
+    # tiers
+    **dict.fromkeys(
+        ("CheckReport", "CheckResult", "Outcome", "TierOutcome", "TierReport", "TierResult", "acheck", "check"),
+        "nenyax.core.tiers.check",
+    ),
+    # the other mode bases and what their native loops exchange
+    **dict.fromkeys(("RolloutEnvironment", "TaskEnvironment"), "nenyax.core.engine.environment"),
+    **dict.fromkeys(("NativeEpisode", "NativeResult"), "nenyax.core.engine.native_loop"),
+    **dict.fromkeys(("Listing", "LoadContext"), "nenyax.core.plugins.adapter"),
+    "RecordingProxy": "nenyax.core.models.proxy",
+    **dict.fromkeys(
+        ("ExecResult", "SandboxCapabilities", "SandboxImage", "SandboxSpec"), "nenyax.core.contract.sandbox"
+    ),
+    "JsonlSink": "nenyax.core.engine.sinks",
+}
+
+_MODULES: dict[str, str] = {"serde": "nenyax.core.contract.serde"}
+"""Public modules, importable as ``from nenyax.core import serde``."""
+
+__all__ = ["__version__", *sorted(_EXPORTS), *sorted(_MODULES)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        value: Any = importlib.import_module(_MODULES[name])
+    elif name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    else:
+        msg = f"module 'nenyax.core' has no attribute {name!r}"
+        raise AttributeError(msg)
+    globals()[name] = value  # the next lookup is a plain module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
+    from nenyax.core.contract import serde
+    from nenyax.core.contract.chat import ChatRequest
+    from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
+    from nenyax.core.contract.sandbox import ExecResult, SandboxCapabilities, SandboxImage, SandboxSpec
+    from nenyax.core.contract.trajectory import (
+        Group,
+        Judgment,
+        ModelCall,
+        PolicyInfo,
+        Status,
+        Step,
+        Tier,
+        Timing,
+        Trajectory,
+    )
+    from nenyax.core.contract.uri import EnvURI, parse_uri
+    from nenyax.core.engine.environment import (
+        Environment,
+        RolloutEnvironment,
+        Session,
+        StepEnvironment,
+        TaskEnvironment,
+    )
+    from nenyax.core.engine.loader import load
+    from nenyax.core.engine.native_loop import NativeEpisode, NativeResult
+    from nenyax.core.engine.policies import (
+        CallablePolicy,
+        NullPolicy,
+        Policy,
+        RandomPolicy,
+        ReferencePolicy,
+        Turn,
+        as_policy,
+    )
+    from nenyax.core.engine.rundirs import Run, RunConfig, load_run, new_run_dir
+    from nenyax.core.engine.sinks import JsonlSink, Sink, read_trajectories
+    from nenyax.core.engine.summary import Summary, summarize
+    from nenyax.core.errors import (
+        BadURIError,
+        DuplicatePluginError,
+        EnvironmentFailure,
+        InfraFailure,
+        ManifestError,
+        NenyaxError,
+        PluginLoadError,
+        PolicyFailure,
+        UnknownPluginError,
+        UnsupportedPolicyError,
+        UsageError,
+        VerifierFailure,
+    )
+    from nenyax.core.hookspecs import PluginSpec, hookimpl
+    from nenyax.core.models.endpoint import DEFAULT_MODEL, Endpoint
+    from nenyax.core.models.proxy import RecordingProxy
+    from nenyax.core.plugins.adapter import Listing, LoadContext
+    from nenyax.core.plugins.registry import Registry, default_registry
+    from nenyax.core.tiers.check import (
+        CheckReport,
+        CheckResult,
+        Outcome,
+        TierOutcome,
+        TierReport,
+        TierResult,
+        acheck,
+        check,
+    )

@@ -18,8 +18,8 @@ The module implements any of the hooks below with ``@nenyax.core.hookimpl``. Eac
 
 Call semantics, for every hook:
 
-* called with no arguments (arguments may be added later; pluggy passes only those an
-  implementation names, so adding one never breaks an existing plugin);
+* called with no arguments (what a plugin needs at run time reaches it through its factory:
+  an adapter's ``load(uri, context)``, a provider's keyword options);
 * called at most once per registry, the first time a plugin of that kind is looked up;
 * collect-all: never ``firstresult``, never ``historic``; the registry rejects two specs of the
   same kind and name, naming both distributions;
@@ -92,10 +92,12 @@ def nenyax_register_adapters() -> SpecResult:  # type: ignore[empty-body]
     """Declare the environment formats this plugin loads.
 
     The spec's ``name`` is the URI scheme: ``load("NAME:rest?k=v")`` routes to this adapter.
-    The factory returns an object with the `nenyax.core.interfaces.Adapter` interface:
-    ``load(uri: EnvURI) -> Environment`` (raise `BadURIError` with a one-sentence message for a
-    URI it cannot serve) and ``examples() -> Sequence[str]`` (a few URIs that work offline, used
-    by the conformance kit and in suggestions).
+    The factory (called with no arguments) returns a `nenyax.core.plugins.adapter.Adapter`:
+    ``load(uri: EnvURI, context: LoadContext) -> Environment`` (the context carries the registry,
+    so the adapter finds its judges and sandboxes without a global; raise `BadURIError` with a
+    one-sentence message for a URI it cannot serve) and ``examples() -> Sequence[str]`` (URIs
+    that load here, used by the conformance kit and in suggestions). The environment is a
+    `StepEnvironment`, `RolloutEnvironment` or `TaskEnvironment`: its mode is fixed by the format.
 
     Conformance: ``nenyax adapter-check NAME`` / `nenyax.testing.AdapterConformance`.
     """
@@ -110,12 +112,12 @@ def nenyax_register_providers() -> SpecResult:  # type: ignore[empty-body]
 
     Unlike other kinds, the factory is called with keyword options from the Endpoint
     (``base_url``, ``api_key``, ``timeout``, ``max_retries`` and provider-specific ones; ignore
-    what you do not use) and returns a `nenyax.core.interfaces.Provider`: an async
+    what you do not use) and returns a `nenyax.core.plugins.provider.Provider`: an async
     ``complete(ChatRequest) -> ModelCall`` that records the response and, when the transport can
     tell, prompt/completion token ids and per-token logprobs, plus ``aclose()``.
 
     Network and server faults (after the provider's own retries) raise `InfraFailure`, so the
-    episode is ``infra_error`` and never scored 0.
+    episode is ``infra_error`` and never scored 0; what retrying cannot fix raises `UsageError`.
     """
 
 
@@ -124,10 +126,12 @@ def nenyax_register_providers() -> SpecResult:  # type: ignore[empty-body]
 
 @hookspec
 def nenyax_register_judges() -> SpecResult:  # type: ignore[empty-body]
-    """Declare judges: functions from a finished episode to a `Judgment`.
+    """Declare judges, picked by name (``?judge=NAME``, ``use = "NAME"``).
 
-    The factory returns a `nenyax.core.interfaces.Judge`: ``judge(answer: str, reference: Any) ->
-    Judgment``. A judge that cannot decide raises `VerifierFailure`, never returns a made-up 0.
+    The factory (keyword options from the URI or config) returns a `nenyax.core.plugins.judge.Judge`:
+    an answer judge ``judge(answer: str, reference) -> Judgment``, a trajectory judge
+    ``judge_trajectory(trajectory, reference) -> Judgment``, or both. A judge that cannot decide
+    raises `VerifierFailure`; it never returns a made-up 0.
     """
 
 
@@ -136,10 +140,13 @@ def nenyax_register_judges() -> SpecResult:  # type: ignore[empty-body]
 
 @hookspec
 def nenyax_register_sandboxes() -> SpecResult:  # type: ignore[empty-body]
-    """Declare sandboxes that run commands in isolation for task-mode formats.
+    """Declare sandbox backends that run task-mode commands in isolation.
 
-    The factory returns a `nenyax.core.interfaces.Sandbox`: async ``start``, ``exec`` (with a
-    timeout), ``put``/``get`` files and ``stop``.
+    The factory returns a `nenyax.core.plugins.sandbox.Sandbox`: ``capabilities``,
+    ``build(SandboxSpec) -> SandboxImage`` (with a digest) and ``start(image) -> SandboxHandle``,
+    an async context manager with ``exec(argv | shell, cwd, env, timeout) -> ExecResult``,
+    ``put``/``get`` (files and directories) and ``stop``. A non-zero exit is data; the backend
+    failing raises `InfraFailure`. Conformance: ``nenyax sandbox-check NAME``.
     """
 
 
@@ -148,11 +155,11 @@ def nenyax_register_sandboxes() -> SpecResult:  # type: ignore[empty-body]
 
 @hookspec
 def nenyax_register_learners() -> SpecResult:  # type: ignore[empty-body]
-    """Declare learners that improve a policy.
+    """Declare learners that improve a policy (``nenyax train --learner NAME``).
 
-    The factory returns a `nenyax.core.interfaces.Learner`: ``policy()``, ``update(groups)``,
-    ``save(path)`` and ``restore(path)`` (the train loop snapshots before each round and restores
-    when held-out scores do not improve).
+    The factory (keyword options from the run config) returns a `nenyax.core.plugins.learner.Learner`:
+    ``policy()`` (a Policy whose info carries the revision), ``update(groups)`` (only trainable
+    trajectories reach it), ``save() -> revision``, ``restore(revision)`` and ``close()``.
     """
 
 
@@ -161,9 +168,11 @@ def nenyax_register_learners() -> SpecResult:  # type: ignore[empty-body]
 
 @hookspec
 def nenyax_register_exporters() -> SpecResult:  # type: ignore[empty-body]
-    """Declare exporters that write trajectories somewhere in some row shape (raw, SFT, DPO).
+    """Declare exporters: writers of row streams (``nenyax export --to NAME``).
 
-    The factory returns a `nenyax.core.interfaces.Exporter`: ``export(trajectories, dest, shape)``.
+    The factory returns a `nenyax.core.plugins.exporter.Exporter`: ``open(destination, shape=)``
+    -> a ``RowWriter`` with ``write(row)`` and ``close()``. The rows themselves (raw, SFT, DPO)
+    are shaped once in `nenyax.core.contract.rows`.
     """
 
 
@@ -172,8 +181,8 @@ def nenyax_register_exporters() -> SpecResult:  # type: ignore[empty-body]
 
 @hookspec
 def nenyax_register_tracers() -> SpecResult:  # type: ignore[empty-body]
-    """Declare tracer presets that send OpenTelemetry GenAI spans to a backend.
+    """Declare tracer presets that send core's OpenTelemetry GenAI spans to a backend.
 
-    The factory returns a `nenyax.core.interfaces.Tracer`: ``configure(settings)`` that installs
-    span exporters on an OpenTelemetry SDK tracer provider.
+    The factory returns a `nenyax.core.plugins.tracer.Tracer`: ``span_processors(settings)``
+    for core's own TracerProvider (core never touches the global one), ``flush`` and ``shutdown``.
     """

@@ -1,4 +1,4 @@
-"""Core's own entry-point module: the built-in ``openai`` provider (declared lazily, like any plugin)."""
+"""Core's own entry-point module: the ``openai`` provider and the ``return`` judge, declared lazily like any plugin."""
 
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 
@@ -9,6 +9,17 @@ def nenyax_register_providers() -> PluginSpec:
     return PluginSpec(
         kind="provider",
         name="openai",
-        factory="nenyax.core.openai_provider:OpenAIProvider",
+        factory="nenyax.core.models.openai_provider:OpenAIProvider",
         summary="any OpenAI-compatible chat server (token ids and logprobs when it returns them)",
+    )
+
+
+@hookimpl
+def nenyax_register_judges() -> PluginSpec:
+    """The episode's return, for step environments whose rewards are the signal."""
+    return PluginSpec(
+        kind="judge",
+        name="return",
+        factory="nenyax.core.engine.judges:ReturnJudge",
+        summary="the undiscounted sum of step rewards (passed at the env's reward threshold)",
     )

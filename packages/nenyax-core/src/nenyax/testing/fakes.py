@@ -1,7 +1,11 @@
 """In-memory reference implementations for tests: an ``arith`` adapter that passes every check,
 and deliberately broken variants, one flaw each, that prove the kit's checks can fail.
 
-Used by Nenyax's own tests and available to plugin authors who need a known-good environment.
+Why fakes, not a real adapter: nenyax-core and nenyax-cli are tested alone, and every real adapter
+depends on nenyax-core, so none can be installed in their tests (the real adapters are tested with
+the kit in their own distributions and in tests/). And no real adapter is broken in exactly one known
+way, which is what proving a check can fail needs. Available to plugin authors who need a known-good
+environment.
 """
 
 from __future__ import annotations
@@ -14,12 +18,13 @@ from typing import Any
 
 import attrs
 
-from nenyax.core.environment import Session, StepEnvironment
-from nenyax.core.errors import BadURIError
+from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
+from nenyax.core.contract.trajectory import Judgment, Step
+from nenyax.core.contract.uri import EnvURI
+from nenyax.core.engine.environment import StepEnvironment
+from nenyax.core.engine.session import Session
+from nenyax.core.errors import BadURIError, InfraFailure
 from nenyax.core.hookspecs import PluginSpec, hookimpl
-from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
-from nenyax.core.trajectory import Judgment, Step
-from nenyax.core.uri import EnvURI
 
 
 class ArithEnvironment(StepEnvironment):
@@ -114,7 +119,7 @@ class ArithSession(Session):
 class ArithAdapter:
     """The well-behaved fake adapter: passes every adapter check."""
 
-    def load(self, uri: EnvURI) -> StepEnvironment:
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
         """Load ``arith:add``; anything else is a one-sentence BadURIError."""
         if uri.target != "add":
             msg = f"The arith format has one environment, 'add'; there is no {uri.target!r}."
@@ -143,8 +148,8 @@ class ForeignExamplesAdapter(ArithAdapter):
 class UnstableManifestAdapter(ArithAdapter):
     """Flaw: the manifest embeds the load time, so its digest changes on every load."""
 
-    def load(self, uri: EnvURI) -> StepEnvironment:
-        env = super().load(uri)
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        env = super().load(uri, context)
         env.manifest = attrs.evolve(env.manifest, extra={"loaded_at": time.perf_counter_ns()})
         return env
 
@@ -152,10 +157,10 @@ class UnstableManifestAdapter(ArithAdapter):
 class CrashOnBadURIAdapter(ArithAdapter):
     """Flaw: an unknown name raises KeyError instead of a clear BadURIError."""
 
-    def load(self, uri: EnvURI) -> StepEnvironment:
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
         if uri.target != "add":
             raise KeyError(uri.target)
-        return super().load(uri)
+        return super().load(uri, context)
 
 
 class WrongReferenceEnvironment(ArithEnvironment):
@@ -170,8 +175,8 @@ class WrongReferenceEnvironment(ArithEnvironment):
 class WrongReferenceAdapter(ArithAdapter):
     """Flaw: over-claims `reference_policy`."""
 
-    def load(self, uri: EnvURI) -> StepEnvironment:
-        base = super().load(uri)
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        base = super().load(uri, context)
         return WrongReferenceEnvironment(uri.raw, size=base.size, seed=base.seed)  # type: ignore[attr-defined]
 
 
@@ -184,6 +189,8 @@ class TupleObservationSession(ArithSession):
 
 
 class TupleObservationEnvironment(ArithEnvironment):
+    """Serves `TupleObservationSession`s."""
+
     def session(self, task: str | None = None, seed: int | None = None) -> ArithSession:
         base = super().session(task, seed)
         return TupleObservationSession(self, base.task_id or "")
@@ -192,8 +199,8 @@ class TupleObservationEnvironment(ArithEnvironment):
 class TupleObservationAdapter(ArithAdapter):
     """Flaw: non-JSON-native observations."""
 
-    def load(self, uri: EnvURI) -> StepEnvironment:
-        base = super().load(uri)
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        base = super().load(uri, context)
         return TupleObservationEnvironment(uri.raw, size=base.size, seed=base.seed)  # type: ignore[attr-defined]
 
 
@@ -208,3 +215,25 @@ class AdapterPlugin:
     def nenyax_register_adapters(self) -> PluginSpec:
         """The fake adapter's spec."""
         return PluginSpec(kind="adapter", name=self.name, factory=self.factory, summary="in-memory fake")
+
+
+class NoOracleAdapter(ArithAdapter):
+    """Claims only `seeded`: no reference, so the audit is skipped (and blocks its tier)."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        return ArithEnvironment(uri.raw, size=4, seed=0, capabilities=Capabilities(seeded=True))
+
+
+class UnseededAdapter(ArithAdapter):
+    """Claims nothing: the seed checks are skipped (and block trainable)."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        return ArithEnvironment(uri.raw, size=4, seed=0, capabilities=Capabilities())
+
+
+class UnreachableAdapter(ArithAdapter):
+    """Stands for a server that cannot be reached: loading raises `InfraFailure`."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        msg = "Cannot reach the server at http://127.0.0.1:9 (connection refused)."
+        raise InfraFailure(msg)

@@ -1,7 +1,10 @@
 """A scripted OpenAI-compatible chat server with fault injection, for reliability tests and benchmarks.
 
 It is not a model: replies come from a Python function of the messages. Use it where the point is
-the transport (retries, timeouts, truncation, concurrency), and a real model everywhere else.
+the transport (retries, timeouts, truncation, concurrency), and a real model everywhere else. Why no
+real server there: a real one cannot be made to answer 429, reset the connection or cut a body on
+cue, nor to reply with exact text (markup, a malformed answer) that a test needs; and a model server
+is no dependency of nenyax-core, whose tests run with core alone.
 Token ids are the reply's UTF-8 bytes and every logprob is -0.5, so clients can check that what
 the server sent is what they recorded.
 """

@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from nenyax.core.registry import Registered, Registry, default_registry
+from nenyax.core.plugins.registry import Registered, Registry, default_registry
 
 
 @attrs.define

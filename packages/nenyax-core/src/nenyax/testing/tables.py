@@ -7,7 +7,8 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from nenyax.core.check import CheckReport
+from nenyax.core.contract.trajectory import Tier
+from nenyax.core.tiers.check import CheckReport, TierOutcome
 
 
 def tier_summary(reports: Iterable[CheckReport], noun: str) -> str:
@@ -28,3 +29,26 @@ def sync_marked_block(path: Path, name: str, content: str, *, update: bool) -> s
         path.write_text(text)
     found = block.search(text)
     return None if found is None else found.group(1)
+
+
+def why_not_higher(report: CheckReport, width: int = 160) -> str:
+    """The evidence of the first check that did not pass (what stopped the tier), shortened for a table."""
+    for result in report.results:
+        if result.outcome is not TierOutcome.PASSED:
+            text = " ".join(result.evidence.split()).replace("|", "/")
+            return text if len(text) <= width else text[: width - 3] + "..."
+    return ""
+
+
+def tier_row(name: str, report: CheckReport) -> str:
+    """``| name | tier | floor | margin | why not audited |`` for one measured environment."""
+    floor = report.floor
+    shown = f"{floor.probe}: {floor.score:.2f}" if floor else ""
+    margin = f"{floor.margin:.2f}" if floor else ""
+    why = why_not_higher(report) if report.tier < Tier.AUDITED else ""
+    return f"| {name} | {report.tier.label} | {shown} | {margin} | {why} |"
+
+
+_COLUMNS = ("{noun}", "tier", "floor (best cheap policy: mean score)", "margin", "why not audited")
+TIER_TABLE_HEAD = "| " + " | ".join(_COLUMNS) + " |\n" + "| --- " * len(_COLUMNS) + "|"
+"""The head of a tier table; `tier_row` gives its rows."""

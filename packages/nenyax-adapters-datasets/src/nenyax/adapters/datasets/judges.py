@@ -12,8 +12,8 @@ import unicodedata
 from fractions import Fraction
 from typing import Any
 
+from nenyax.core.contract.trajectory import Judgment
 from nenyax.core.errors import UsageError, VerifierFailure
-from nenyax.core.trajectory import Judgment
 
 # Words are runs of letters and digits, keeping the inner punctuation of numbers and dates
 # ("3.5", "1,000", "1/2", "2024-01-02") and a leading minus sign.

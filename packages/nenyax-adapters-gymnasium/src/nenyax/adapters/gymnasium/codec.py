@@ -78,9 +78,9 @@ def describe(space: spaces.Space[Any], meanings: tuple[str, ...] | None = None, 
         return text
     if isinstance(space, spaces.Box):
         whole = "whole numbers" if np.issubdtype(space.dtype, np.integer) else "numbers"
-        low, high = np.unique(space.low), np.unique(space.high)
-        if low.size == 1 and high.size == 1:
-            bounds = f"each from {_number(float(low[0]))} to {_number(float(high[0]))}"
+        lows, highs = np.unique(space.low), np.unique(space.high)
+        if lows.size == 1 and highs.size == 1:
+            bounds = f"each from {_number(float(lows[0]))} to {_number(float(highs[0]))}"
         else:
             bounds = (
                 f"with lower bounds {json.dumps(space.low.tolist())} and upper bounds {json.dumps(space.high.tolist())}"

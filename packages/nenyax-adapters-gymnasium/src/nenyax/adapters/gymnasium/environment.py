@@ -14,13 +14,14 @@ from nenyax.adapters.gymnasium.meanings import action_meanings
 from nenyax.adapters.gymnasium.planner import TabularPlan, plan, table_of
 from nenyax.adapters.gymnasium.session import GymSession
 from nenyax.adapters.gymnasium.spaces import jsonable
-from nenyax.core.environment import StepEnvironment
+from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
+from nenyax.core.contract.uri import MAX_SEED
+from nenyax.core.engine.environment import StepEnvironment
+from nenyax.core.engine.judges import ReturnJudge
 from nenyax.core.errors import BadURIError
-from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
-from nenyax.core.uri import MAX_SEED
 
 if TYPE_CHECKING:
-    from nenyax.adapters.gymnasium.adapter import GymSpec
+    from nenyax.adapters.gymnasium.spec import GymSpec
 
 POOL_SIZE = 64
 """Idle envs kept for reuse: ``gymnasium.make`` costs far more than a ``reset``."""
@@ -46,6 +47,7 @@ class GymEnvironment(StepEnvironment):
         """Make one env now, so unknown kwargs and missing dependencies fail at load with a reason."""
         self.spec = spec
         self._factory = factory
+        self.judge = ReturnJudge()
         first = factory()
         self._pool: list[gym.Env[Any, Any]] = [first]
         self.reuse_envs = not type(first.unwrapped).__module__.startswith(FRESH_ENV_MODULES)
@@ -61,7 +63,7 @@ class GymEnvironment(StepEnvironment):
         if table is not None:
             self.why_no_reference = _why_table_is_incomplete(first)
             if self.why_no_reference is None:
-                self.plan = plan(table, int(self.observation_space.n), int(n_actions))
+                self.plan = plan(table, int(self.observation_space.n), int(n_actions))  # type: ignore[attr-defined]
         env_spec = first.spec
         self.max_episode_steps = env_spec.max_episode_steps if env_spec else None
         stochastic = (
@@ -70,6 +72,8 @@ class GymEnvironment(StepEnvironment):
             else type(unwrapped).__name__ in STOCHASTIC_CLASSES or bool(env_spec and env_spec.nondeterministic)
         )
         super().__init__(self._manifest(uri, first, stochastic))
+        threshold = self.manifest.extra["spec"]["reward_threshold"]
+        self.judge_reference = {"reward_threshold": threshold, "name": f"gymnasium:{spec.target}"}
 
     def _manifest(self, uri: str, first: gym.Env[Any, Any], stochastic: bool) -> Manifest:
         env_spec = first.spec

@@ -66,7 +66,7 @@ def plan(
     policy = np.zeros(n_states, dtype=np.int64)
     states = np.arange(n_states)
     identity = np.eye(n_states)
-    values = np.zeros(n_states)
+    values: Any = np.zeros(n_states)
     for _ in range(1000):  # policy iteration converges in a handful of rounds; the bound is a guard
         values = np.linalg.solve(identity - GAMMA * transitions[states, policy], rewards[states, policy])
         q = rewards + GAMMA * transitions @ values

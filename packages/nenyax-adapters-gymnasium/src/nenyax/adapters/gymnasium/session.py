@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -13,15 +12,19 @@ from gymnasium import spaces
 from nenyax.adapters.gymnasium import codec
 from nenyax.adapters.gymnasium.spaces import coerce_action, jsonable, null_action, to_json
 from nenyax.adapters.gymnasium.wrappers import bookkeeping_free
-from nenyax.core.environment import Session
+from nenyax.core.contract.trajectory import Step
+from nenyax.core.engine.environment import Session
 from nenyax.core.errors import PolicyFailure, UnsupportedPolicyError
-from nenyax.core.trajectory import Judgment, Step
 
 if TYPE_CHECKING:
     from nenyax.adapters.gymnasium.environment import GymEnvironment
 
 _ANSI_HIGHLIGHT = re.compile(r"\x1b\[4\dm(.*?)\x1b\[0m")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+MAX_CONSTANT_ACTIONS = 32
+"""Larger discrete spaces get no constant probes: the audit would play too many episodes."""
 
 
 class GymSession(Session):
@@ -32,6 +35,9 @@ class GymSession(Session):
         self.env = env
         self.seed = reset_seed
         self.task_id = f"{env.spec.target}/seed/{reset_seed}"
+        # Judged like every step format: by a judge object, here core's return judge.
+        self.trajectory_judge = env.judge
+        self.judge_reference = env.judge_reference
         self._gym = env.acquire()
         self._core, self._limit = bookkeeping_free(self._gym)
         self._elapsed = 0
@@ -44,9 +50,9 @@ class GymSession(Session):
         self._obs_space = self._gym.observation_space
         self._act_space = self._gym.action_space
         self._array_obs = isinstance(self._obs_space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary)
-        discrete = isinstance(self._act_space, spaces.Discrete)
-        self._int_low = int(self._act_space.start) if discrete else 0
-        self._int_high = int(self._act_space.start + self._act_space.n) if discrete else 0
+        act = self._act_space
+        self._int_low = int(act.start) if isinstance(act, spaces.Discrete) else 0
+        self._int_high = int(act.start + act.n) if isinstance(act, spaces.Discrete) else 0
         self._done = False
         self._healthy = True
         self._closed = False
@@ -100,21 +106,6 @@ class GymSession(Session):
             terminated=bool(terminated),
             truncated=bool(truncated),
             info=info,
-        )
-
-    def judge(self, steps: Sequence[Step]) -> Judgment:
-        """The undiscounted return; passed when it reaches the spec's reward_threshold (when there is one)."""
-        episode_return = float(sum(step.reward for step in steps))
-        threshold = self.env.manifest.extra["spec"]["reward_threshold"]
-        ended = (
-            "terminated" if steps and steps[-1].terminated else "truncated" if steps and steps[-1].truncated else "cut"
-        )
-        return Judgment(
-            score=episode_return,
-            passed=None if threshold is None else episode_return >= threshold,
-            components={"return": episode_return, "length": float(len(steps))},
-            feedback=f"{ended} after {len(steps)} step(s) with return {episode_return:g}",
-            judge=f"gymnasium:{self.env.spec.target}",
         )
 
     def close(self) -> None:
@@ -194,6 +185,12 @@ class GymSession(Session):
     def null_action(self) -> Any:
         """The space's fixed do-nothing-ish action (see `spaces.null_action`)."""
         return null_action(self._act_space)
+
+    def constant_actions(self) -> list[int] | None:
+        """Each action of a small discrete space (the audit plays each one on every step)."""
+        if isinstance(self._act_space, spaces.Discrete) and self._act_space.n <= MAX_CONSTANT_ACTIONS:
+            return list(range(self._int_low, self._int_high))
+        return None
 
     def random_action(self, rng: random.Random) -> Any:
         """A sample of the action space, seeded from `rng` (once per episode, so the episode replays)."""

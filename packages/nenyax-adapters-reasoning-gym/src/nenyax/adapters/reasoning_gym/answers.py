@@ -1,11 +1,11 @@
-"""The reference answer of a reasoning-gym entry (answers are extracted by `nenyax.core.answers`)."""
+"""The reference answer of a reasoning-gym entry (answers are extracted by `nenyax.core.engine.answers`)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from nenyax.core.answers import extract_answer
+from nenyax.core.engine.answers import extract_answer
 
 __all__ = ["extract_answer", "reference_answer"]
 

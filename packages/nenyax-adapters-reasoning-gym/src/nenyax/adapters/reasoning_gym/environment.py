@@ -7,22 +7,22 @@ import functools
 import importlib.metadata
 import io
 import random
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import reasoning_gym
-from nenyax.adapters.reasoning_gym.answers import extract_answer, reference_answer
-from nenyax.core.answers import ANSWER_RULES, garbage_answer
-from nenyax.core.environment import Session, StepEnvironment
-from nenyax.core.errors import BadURIError, UnsupportedPolicyError, VerifierFailure
-from nenyax.core.manifest import Capabilities, Manifest, Mode, Split
-from nenyax.core.trajectory import Judgment, Step
-from nenyax.core.uri import MAX_SEED
+from nenyax.adapters.reasoning_gym.answers import reference_answer
+from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
+from nenyax.core.contract.trajectory import Judgment
+from nenyax.core.contract.uri import MAX_SEED
+from nenyax.core.engine.answers import ANSWER_RULES
+from nenyax.core.engine.environment import StepEnvironment
+from nenyax.core.engine.qa import QuestionSession
+from nenyax.core.errors import BadURIError, VerifierFailure
 from reasoning_gym.composite import DatasetSpec as RGSpec
 from reasoning_gym.utils import SYSTEM_PROMPTS
 
 if TYPE_CHECKING:
-    from nenyax.adapters.reasoning_gym.adapter import DatasetSpec
+    from nenyax.adapters.reasoning_gym.spec import DatasetSpec
 
 # Puzzles with many valid answers and no example one in the metadata: only a solver could answer.
 NO_REFERENCE = frozenset({"boxnet", "rush_hour"})
@@ -56,7 +56,7 @@ class ReasoningGymEnvironment(StepEnvironment):
         self._datasets: dict[int, Any] = {}
         # Several checks and policies replay the same task; some entries take seconds to generate.
         self.entry = functools.lru_cache(maxsize=512)(self._generate)
-        first = self._dataset(spec.seed)
+        first = self.dataset(spec.seed)
         has_reference = not (NO_REFERENCE & set(spec.names))
         super().__init__(
             Manifest(
@@ -89,7 +89,8 @@ class ReasoningGymEnvironment(StepEnvironment):
             )
         )
 
-    def _dataset(self, seed: int) -> Any:
+    def dataset(self, seed: int) -> Any:
+        """The reasoning-gym dataset at `seed` (made once per seed)."""
         if seed not in self._datasets:
             spec = self.spec
             try:
@@ -107,7 +108,7 @@ class ReasoningGymEnvironment(StepEnvironment):
 
     def _generate(self, seed: int, index: int) -> dict[str, Any]:
         """The generated entry (question, answer, metadata) at `index` of the dataset at `seed`."""
-        return _quiet(self._dataset(seed).__getitem__, index)
+        return _quiet(self.dataset(seed).__getitem__, index)
 
     def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
         """``<target>/<seed>/<index>`` for every index of the dataset at the URI's seed."""
@@ -140,78 +141,50 @@ class ReasoningGymEnvironment(StepEnvironment):
         return ReasoningGymSession(self, data_seed, index)
 
 
-class ReasoningGymSession(Session):
-    """One question: a single answer ends the episode and the dataset's own scorer judges it."""
+class NativeScorer:
+    """reasoning-gym's own verifier as an answer judge: the reference is the generated entry."""
+
+    def __init__(self, env: ReasoningGymEnvironment, seed: int) -> None:
+        """Judge with the scorer of the dataset at `seed` (a composite delegates to the entry's own dataset)."""
+        self.dataset = env.dataset(seed)
+        self.target = env.spec.target
+
+    def judge(self, answer: str, reference: dict[str, Any]) -> Judgment:
+        """The native score; passed when it is 1."""
+        source = reference["metadata"].get("source_dataset", self.target)
+        try:
+            score = float(_quiet(self.dataset.score_answer, answer, reference))
+        except Exception as exc:
+            msg = f"The {source} scorer raised {type(exc).__name__}: {exc}"
+            raise VerifierFailure(msg) from exc
+        gold = reference.get("answer")
+        expected = f"expected {gold!r}" if gold is not None else "checked by the dataset's verifier"
+        return Judgment(
+            score=score,
+            passed=score >= 1.0,
+            components={"native": score},
+            feedback=f"answered {answer!r}, {expected}",
+            judge=f"reasoning_gym:{source}",
+        )
+
+
+class ReasoningGymSession(QuestionSession):
+    """One generated question, judged by the dataset's own scorer."""
 
     def __init__(self, env: ReasoningGymEnvironment, seed: int, index: int) -> None:
         """Generate the entry (cached per environment)."""
-        self.env = env
-        self.seed = seed
-        self.index = index
-        self.task_id = f"{env.spec.target}/{seed}/{index}"
         self.entry = env.entry(seed, index)
-        self._answer: str | None = None
-        self._score: float | None = None
-
-    @property
-    def observation(self) -> str:
-        """The question text."""
-        return str(self.entry["question"])
-
-    @property
-    def done(self) -> bool:
-        """Done once an answer was given."""
-        return self._answer is not None
-
-    def _scorer(self) -> Any:
-        ds = self.env._dataset(self.seed)
-        # A composite delegates to the sub-dataset that generated the entry.
-        return getattr(ds, "score_answer", None)
-
-    def act(self, action: Any) -> Step:
-        """Score the answer found in `action` with the dataset's native scorer."""
-        text = "" if action is None else str(action)
-        answer = extract_answer(text)
-        self._answer = answer
-        try:
-            score = float(_quiet(self._scorer(), answer, self.entry))
-        except Exception as exc:
-            msg = f"The {self.entry['metadata'].get('source_dataset')} scorer raised {type(exc).__name__}: {exc}"
-            raise VerifierFailure(msg) from exc
-        self._score = score
-        return Step(observation=self.observation, action=text, reward=score, terminated=True, info={"answer": answer})
-
-    def judge(self, steps: Sequence[Step]) -> Judgment:
-        """The native score; passed when it is 1."""
-        if self._score is None:
-            msg = "The episode ended without an answer to judge."
-            raise VerifierFailure(msg)
-        gold = self.entry.get("answer")
-        expected = f"expected {gold!r}" if gold is not None else "checked by the dataset's verifier"
-        return Judgment(
-            score=self._score,
-            passed=self._score >= 1.0,
-            components={"native": self._score},
-            feedback=f"answered {self._answer!r}, {expected}",
-            judge=f"reasoning_gym:{self.entry['metadata'].get('source_dataset', self.env.spec.target)}",
+        self.index = index
+        source = self.entry["metadata"].get("source_dataset", env.spec.target)
+        gold = reference_answer(self.entry) if env.manifest.capabilities.reference_policy else None
+        super().__init__(
+            task_id=f"{env.spec.target}/{seed}/{index}",
+            seed=seed,
+            question=str(self.entry["question"]),
+            system_prompt=env.system_prompt,
+            judge=NativeScorer(env, seed),
+            judge_name=f"reasoning_gym:{source}",
+            references=[self.entry],
+            gold=gold,
+            why_no_gold=f"{source} has no reference answer (it needs a solver).",
         )
-
-    def render(self) -> list[dict[str, Any]]:
-        """System prompt (asking for <answer> tags) and the question."""
-        return [{"role": "system", "content": self.env.system_prompt}, {"role": "user", "content": self.observation}]
-
-    def reference_action(self) -> str:
-        """The gold answer (or the metadata's example answer) in answer tags."""
-        gold = reference_answer(self.entry)
-        if gold is None or not self.env.manifest.capabilities.reference_policy:
-            msg = f"{self.entry['metadata'].get('source_dataset')} has no reference answer (it needs a solver)."
-            raise UnsupportedPolicyError(msg)
-        return f"<answer>{gold}</answer>"
-
-    def null_action(self) -> str:
-        """An empty answer."""
-        return ""
-
-    def random_action(self, rng: random.Random) -> str:
-        """A garbage answer: random letters and digits."""
-        return garbage_answer(rng)

@@ -7,10 +7,10 @@ import sys
 import click
 import orjson
 
-from nenyax.core import serde
-from nenyax.core.check import CheckReport, Outcome, check
-from nenyax.core.trajectory import Tier
-from nenyax.core.uri import MAX_SEED
+from nenyax.core.contract import serde
+from nenyax.core.contract.trajectory import Tier
+from nenyax.core.contract.uri import MAX_SEED
+from nenyax.core.tiers.check import DEFAULT_MARGIN, DEFAULT_SAMPLES, CheckReport, Outcome, check
 
 TIERS = [t.label for t in Tier if t is not Tier.NONE]
 _STYLE = {Outcome.PASSED: "green", Outcome.FAILED: "red", Outcome.SKIPPED: "yellow"}
@@ -32,30 +32,47 @@ def render_report(report: CheckReport) -> None:
         table.add_row(result.id, outcome, f"{result.seconds:.2f}s", result.evidence)
     console.print(table)
     label = report.tier.label if report.tier is not Tier.NONE else "none (not even connectable)"
+    if report.floor is not None:
+        floor = report.floor
+        console.print(
+            f"Floor: {floor.probe} averages {floor.score:.2f} against the reference's {floor.reference:.2f} "
+            f"over {floor.tasks} tasks (margin {floor.margin:.2f}, {floor.required:.2f} required).",
+            markup=False,
+        )
     console.print(f"Tier: [bold]{label}[/bold]")
 
 
 @click.command("check")
 @click.argument("uri")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--samples", type=click.IntRange(1, 10_000), default=5, show_default=True, help="Tasks sampled.")
+@click.option(
+    "--samples", type=click.IntRange(1, 10_000), default=DEFAULT_SAMPLES, show_default=True, help="Tasks sampled."
+)
+@click.option(
+    "--margin",
+    type=click.FloatRange(0, 1e9),
+    default=DEFAULT_MARGIN,
+    show_default=True,
+    help="How far the reference's mean score must be above the floor (the best null, random or constant policy).",
+)
 @click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True, help="Seed for sampling tasks.")
 @click.option(
     "--require",
     type=click.Choice(TIERS),
     default=None,
-    help="Exit 1 unless at least this tier is reached (default: exit 1 only if a check failed).",
+    help="Exit 1 unless at least this tier is reached (default: exit 1 if a check failed or no tier was reached).",
 )
-def check_command(uri: str, as_json: bool, samples: int, seed: int, require: str | None) -> None:
+def check_command(uri: str, as_json: bool, samples: int, margin: float, seed: int, require: str | None) -> None:
     """Run URI's checks and print the highest tier it actually reaches.
 
     Tiers: connectable < evaluable < trainable < audited. A skipped check blocks its tier.
     """
-    report = check(uri, samples=samples, seed=seed)
+    report = check(uri, samples=samples, seed=seed, margin=margin)
     if as_json:
         click.echo(orjson.dumps(serde.to_data(report), option=orjson.OPT_INDENT_2))
     else:
         render_report(report)
     if require is not None:
         sys.exit(0 if report.tier >= Tier[require.upper()] else 1)
-    sys.exit(1 if report.failed else 0)
+    # Nothing measured (not even connectable, e.g. a server that cannot be reached) is no success either.
+    sys.exit(1 if report.failed or report.tier is Tier.NONE else 0)

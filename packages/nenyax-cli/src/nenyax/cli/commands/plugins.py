@@ -6,7 +6,7 @@ import click
 import orjson
 
 from nenyax.core.kinds import KINDS
-from nenyax.core.registry import default_registry
+from nenyax.core.plugins.registry import default_registry
 
 
 @click.command("plugins")

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import click
 
-from nenyax.core import DEFAULT_MODEL, Endpoint, Status, UsageError, load, serde
-from nenyax.core.policies import BUILTIN_POLICIES
-from nenyax.core.runs import Sink
-from nenyax.core.uri import MAX_SEED
+from nenyax.core import DEFAULT_MODEL, Endpoint, Status, UsageError, load
+from nenyax.core.contract import serde
+from nenyax.core.contract.uri import MAX_SEED
+from nenyax.core.engine.policies import BUILTIN_POLICIES
+from nenyax.core.engine.sinks import Sink
 
 
 @click.command("try")

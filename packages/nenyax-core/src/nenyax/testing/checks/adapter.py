@@ -8,22 +8,22 @@ import sys
 from collections.abc import Iterator
 from contextlib import closing
 
-from nenyax.core import serde
-from nenyax.core.check import Outcome as CheckOutcome
-from nenyax.core.check import check as check_env
-from nenyax.core.environment import Environment
+from nenyax.core.contract import serde
+from nenyax.core.contract.manifest import Manifest
+from nenyax.core.contract.trajectory import Status, Tier, Trajectory
+from nenyax.core.engine.environment import Environment
+from nenyax.core.engine.loader import load
 from nenyax.core.errors import NenyaxError, UsageError
-from nenyax.core.interfaces import Adapter
-from nenyax.core.loader import load
-from nenyax.core.manifest import Manifest
-from nenyax.core.registry import import_factory
-from nenyax.core.trajectory import Status, Tier, Trajectory
+from nenyax.core.plugins.adapter import Adapter
+from nenyax.core.plugins.registry import import_factory
+from nenyax.core.tiers.check import Outcome as CheckOutcome
+from nenyax.core.tiers.check import check as check_env
 from nenyax.testing.report import Check, Finding, Severity
 from nenyax.testing.subject import Subject
 
 _LAZY_PROBE = """
 import json, sys
-from nenyax.core.registry import Registry
+from nenyax.core.plugins.registry import Registry
 entry = Registry().get({kind!r}, {name!r})
 module = entry.spec.factory.partition(":")[0]
 print(json.dumps({{"imported": module in sys.modules, "module": module}}))
@@ -104,7 +104,7 @@ def examples_load(subject: Subject) -> Iterator[str]:
             if serde.loads(serde.dumps(manifest), Manifest) != manifest:
                 yield f"The manifest of {uri!r} does not survive a JSON round trip."
             with closing(load(uri, registry=subject.registry)) as again:
-                if again.manifest.digest != manifest.digest:
+                if again.digest != env.digest:
                     yield f"Loading {uri!r} twice gave different manifest digests."
             if not env.task_ids(limit=3):
                 yield f"Example {uri!r} lists no task ids."
@@ -154,7 +154,7 @@ def trajectory_roundtrip(subject: Subject) -> Iterator[str]:
             caps = env.manifest.capabilities
             policy = "null" if caps.null_policy else "random" if caps.random_policy else "reference"
             traj = env.rollout(policy)
-            digest = env.manifest.digest
+            digest = env.digest
         if traj.status is not Status.OK or traj.judgment is None:
             yield f"A {policy} episode of {uri!r} ended {traj.status.value}: {traj.error}"
             continue

@@ -89,9 +89,9 @@ def generate(
             tokens: list[int] = []
             for row, index in enumerate(live):
                 seq = seqs[index]
-                token = seq.sampler.choose(logits[row])
+                token = seq.sampler.choose(logits[row])  # type: ignore[arg-type]  # a tensor row reads as an array
                 seq.completion.append(token)
-                seq.logprobs.append(logprob(logits[row], token))
+                seq.logprobs.append(logprob(logits[row], token))  # type: ignore[arg-type]
                 seq.finish_reason = _finish_reason(seq, token, eos_ids, decode)
                 if seq.finish_reason is None:
                     keep.append(row)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import contextlib
 import hashlib
 import inspect
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,9 @@ class Engine:
         self._load_lock = threading.Lock()  # one load, even when a caller loads eagerly while the worker does
         self._pending: list[_Job] = []
         self._draining = False
+        self._holds = 0
+        self._released = threading.Event()  # cleared while `hold()` is in effect
+        self._released.set()
         self._thread: threading.Thread | None = None
         self.model: Any = None
         self.tokenizer: Any = None
@@ -121,6 +125,30 @@ class Engine:
                 raise InfraFailure(msg) from exc
         return job.future
 
+    @property
+    def queued(self) -> int:
+        """How many submitted requests wait for the worker to take them."""
+        with self._lock:
+            return len(self._pending)
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Queue requests without decoding them until the block ends; then they start together.
+
+        Requests submitted inside the block share a batch (up to ``max_batch``) whatever the timing,
+        where the batch window only makes that likely. A request cancelled meanwhile never runs.
+        """
+        with self._lock:
+            self._holds += 1
+            self._released.clear()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holds -= 1
+                if self._holds == 0:
+                    self._released.set()
+
     def wait_idle(self, timeout: float | None = None) -> None:
         """Block until the worker thread has served everything queued and stopped."""
         thread = self._thread
@@ -129,6 +157,7 @@ class Engine:
 
     def _drain(self) -> None:
         while True:
+            self._released.wait()
             with self._lock:
                 waiting = len(self._pending)
             # A short pause lets requests issued together (one asyncio.gather) join one batch.

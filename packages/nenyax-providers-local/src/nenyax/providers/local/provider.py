@@ -7,9 +7,9 @@ import re
 import time
 from typing import Any
 
-from nenyax.core.chat import ChatRequest
+from nenyax.core.contract.chat import ChatRequest
+from nenyax.core.contract.trajectory import ModelCall
 from nenyax.core.errors import UsageError
-from nenyax.core.trajectory import ModelCall
 from nenyax.providers.local.engine import Engine, shared_engine
 from nenyax.providers.local.models import resolve_model
 from nenyax.providers.local.sampling import Sampling

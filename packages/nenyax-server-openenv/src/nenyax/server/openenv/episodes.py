@@ -17,9 +17,11 @@ from nenyax.core import (
     InfraFailure,
     Judgment,
     PolicyFailure,
+    PolicyInfo,
     Session,
     Status,
     Step,
+    Trajectory,
     UsageError,
     VerifierFailure,
 )
@@ -253,7 +255,7 @@ class Episode:
         assert session is not None
         observation = session.observation
         try:
-            judgment = await self.served.run(session.judge, tuple(self.steps))
+            judgment = await self._judge(session)
         except Exception as exc:  # never a made-up score for a verifier that failed
             await self._fail("verifier_error", exc)
         self.status = Status.OK.value
@@ -271,6 +273,26 @@ class Episode:
             judgment=_judgment(judgment),
         )
         return self._result(observation, judgment.score, True, metadata)
+
+    async def _judge(self, session: Session) -> Judgment:
+        """The session's own judge, or its trajectory judge on the episode so far (as Nenyax's loop does)."""
+        served = self.served
+        judge = getattr(session, "trajectory_judge", None)
+        if judge is None:
+            return await served.run(session.judge, tuple(self.steps))  # type: ignore[no-any-return]
+        env = served.env
+        trajectory = Trajectory(
+            env_uri=env.uri,
+            manifest_digest=env.digest,
+            mode=env.manifest.mode,
+            task_id=self.task_id,
+            seed=self.seed,
+            policy=PolicyInfo(kind="remote", name="an OpenEnv client of nenyax serve"),
+            status=Status.OK,
+            judgment=None,
+            steps=tuple(self.steps),
+        )
+        return await served.run(judge.judge_trajectory, trajectory, session.judge_reference)  # type: ignore[no-any-return]
 
     async def _policy_failure(self, exc: Exception, text: str | None) -> dict[str, Any]:
         session = self.session

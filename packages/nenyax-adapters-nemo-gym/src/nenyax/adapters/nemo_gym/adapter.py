@@ -1,0 +1,191 @@
+"""``nemo_gym:http://host:port?rows=rows.jsonl`` (a running server) or ``nemo_gym:<server>`` (started here)."""
+
+from __future__ import annotations
+
+import difflib
+import urllib.parse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from nenyax.adapters.nemo_gym import launcher, wire
+from nenyax.adapters.nemo_gym import rows as rowlib
+from nenyax.adapters.nemo_gym.environment import NemoGymEnvironment, Settings
+from nenyax.core import BadURIError, Capabilities, EnvURI, Manifest, Mode, Split
+
+KEYS = ("rows", "dataset", "gold_field", "reference", "max_turns", "tool_errors", "timeout")
+"""Query keys of the adapter; ``config.<key>=value`` sets a started server's config."""
+DEFAULT_TIMEOUT = 120.0
+TOOL_MAX_TURNS = 10
+"""Actions allowed per episode when the rows offer tools (one answer otherwise)."""
+
+
+def _suggest(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6)
+    return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def _url(target: str) -> str:
+    parts = urllib.parse.urlsplit(target)
+    if not parts.hostname or parts.path.strip("/") or parts.query:
+        msg = f"{target!r} is not a server URL; write it as http://host:port (no path)."
+        raise BadURIError(msg)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _number(params: dict[str, Any], key: str, default: float, *, minimum: float, kind: type = float) -> Any:
+    value = params.pop(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum or kind(value) != value:
+        msg = f"?{key} must be a {'whole ' if kind is int else ''}number of at least {minimum:g}, got {value!r}."
+        raise BadURIError(msg)
+    return kind(value)
+
+
+def _rows_path(params: dict[str, Any]) -> Path | None:
+    value = params.pop("rows", None)
+    return None if value is None else Path(str(value)).expanduser().resolve()
+
+
+class NemoGymAdapter:
+    """The ``nemo_gym`` adapter: a NeMo Gym resources server and its dataset rows."""
+
+    def __init__(self, examples: Sequence[str] | None = None) -> None:
+        """`examples` overrides what `examples()` returns (tests point it at servers they started)."""
+        self._examples = list(examples) if examples is not None else None
+
+    def examples(self) -> list[str]:
+        """The two servers the adapter is measured on, started here (needs nemo-gym; see `launcher`)."""
+        return self._examples if self._examples is not None else ["nemo_gym:mcqa", "nemo_gym:reasoning_gym"]
+
+    def load(self, uri: EnvURI, context: Any = None) -> NemoGymEnvironment:
+        """Connect to (or start) the server and read its rows; every mistake is one sentence."""
+        params = dict(uri.params)
+        config = {k.split(".", 1)[1]: params.pop(k) for k in list(params) if k.startswith("config.")}
+        unknown = sorted(k for k in params if k not in KEYS)
+        if unknown:
+            msg = f"The nemo_gym adapter has no option {unknown[0]!r}." + _suggest(unknown[0], KEYS)
+            raise BadURIError(msg)
+        if uri.target.startswith(("http://", "https://")):
+            if config or "dataset" in params:
+                msg = (
+                    "?dataset and ?config.* apply to a server Nenyax starts (nemo_gym:<server>), not to a running one."
+                )
+                raise BadURIError(msg)
+            url = _url(uri.target)
+            rows_path = _rows_path(params)
+            if rows_path is None:
+                msg = (
+                    "A resources server does not list its tasks: give the dataset rows, "
+                    f"e.g. nemo_gym:{url}?rows=rows.jsonl."
+                )
+                raise BadURIError(msg)
+            netloc = urllib.parse.urlsplit(url).netloc
+            return self._environment(uri, params, url, rows_path, rows_path.stem, name=netloc, probe=True)
+        process = launcher.acquire(uri.target, config)
+        try:
+            rows_path = _rows_path(params)
+            dataset = str(params.pop("dataset", "example" if "example" in process.datasets else ""))
+            if rows_path is None:
+                if not process.datasets:
+                    msg = f"The server {uri.target!r} ships no dataset file here; give one with ?rows=<rows.jsonl>."
+                    raise BadURIError(msg)
+                dataset = dataset or sorted(process.datasets)[0]
+                if dataset not in process.datasets:
+                    msg = (
+                        f"The server {uri.target!r} has no dataset {dataset!r} here; it has "
+                        f"{', '.join(sorted(process.datasets))}." + _suggest(dataset, process.datasets)
+                    )
+                    raise BadURIError(msg)
+                rows_path = Path(process.datasets[dataset])
+            split = dataset or rows_path.stem
+            extra = {"started": True, "config": config, "datasets": sorted(process.datasets)}
+            return self._environment(
+                uri,
+                params,
+                process.url,
+                rows_path,
+                split,
+                name=process.name,
+                version=process.version,
+                extra=extra,
+                on_close=lambda: launcher.release(process),
+            )
+        except BaseException:
+            launcher.release(process)
+            raise
+
+    def _environment(
+        self,
+        uri: EnvURI,
+        params: dict[str, Any],
+        url: str,
+        rows_path: Path,
+        split: str,
+        *,
+        name: str,
+        version: str = "unknown",
+        extra: dict[str, Any] | None = None,
+        on_close: Any = None,
+        probe: bool = False,
+    ) -> NemoGymEnvironment:
+        rows = rowlib.read_rows(rows_path)
+        gold = params.pop("gold_field", None)
+        gold_field = rowlib.pick_gold_field(rows, None if gold is None else str(gold))
+        tools = sorted({t["name"] for row in rows for t in rowlib.tool_specs(row)})
+        tool_errors = str(params.pop("tool_errors", "fail"))
+        if tool_errors not in ("fail", "feedback"):
+            msg = f"?tool_errors must be 'fail' or 'feedback', got {tool_errors!r}."
+            raise BadURIError(msg)
+        settings = Settings(
+            rows_path=rows_path,
+            split=split,
+            gold_field=gold_field,
+            reference=str(params.pop("reference", rowlib.DEFAULT_REFERENCE)),
+            max_turns=_number(params, "max_turns", TOOL_MAX_TURNS if tools else 1, minimum=1, kind=int),
+            tool_errors=tool_errors,
+            timeout=_number(params, "timeout", DEFAULT_TIMEOUT, minimum=0.001),
+        )
+        manifest = Manifest(
+            uri=uri.raw,
+            format="nemo_gym",
+            format_version=version,
+            mode=Mode.STEP,
+            name=name,
+            description=(
+                f"{len(rows)} dataset rows of {rows_path.name} on the NeMo Gym resources server {name}: "
+                "each episode is /seed_session, tool calls, then /verify for the reward."
+            ),
+            splits=(Split(name=split, count=len(rows)),),
+            observation="Responses API input items: the row's prompt, then the output of each tool call.",
+            action=(
+                "The final answer as text, which the server's /verify parses"
+                + (
+                    ", or a tool call {'name': ..., 'arguments': {...}} "
+                    "(a chat model writes <tool_call>{json}</tool_call>)."
+                    if tools
+                    else "."
+                )
+            ),
+            tools=tuple(tools),
+            extra={
+                "started": False,
+                **(extra or {}),
+                "rows": str(rows_path),
+                "rows_digest": rowlib.file_digest(rows_path),
+                "gold_field": gold_field,
+                "reference": settings.reference,
+                "tool_errors": tool_errors,
+                "fields": sorted({k for row in rows for k in row}),
+            },
+            capabilities=Capabilities(
+                seeded=False,
+                stable_task_ids=True,
+                reference_policy=gold_field is not None,
+                multi_turn=settings.max_turns > 1,
+                tools=bool(tools),
+                max_turns=settings.max_turns,
+            ),
+        )
+        if probe:  # last: a mistake in the URI is reported before any network trouble
+            wire.probe(url)
+        return NemoGymEnvironment(manifest, url, rows, settings, on_close=on_close)

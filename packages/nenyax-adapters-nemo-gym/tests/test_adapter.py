@@ -1,0 +1,219 @@
+"""The adapter against NeMo Gym's own resources servers on loopback: mcqa, reasoning_gym and a tool server."""
+
+import asyncio
+import json
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from nemo_gym_helpers import uri
+
+from nenyax.adapters.nemo_gym import launcher
+from nenyax.core import Status, Tier, check, load
+from nenyax.testing.tables import sync_marked_block, tier_summary
+
+
+def test_mcqa_by_url_serves_its_rows_and_verifies_the_gold_letter(mcqa):
+    env = load(uri(mcqa))
+    try:
+        manifest = env.manifest
+        assert manifest.format == "nemo_gym" and manifest.format_version == "unknown"
+        assert env.task_ids() == [f"example/{i}" for i in range(5)]
+        assert manifest.extra["gold_field"] == "expected_answer" and manifest.tools == ()
+        caps = manifest.capabilities
+        assert caps.reference_policy and caps.stable_task_ids and caps.max_turns == 1 and not caps.tools
+        ref = env.rollout("reference", task="example/0")
+        assert ref.status is Status.OK and ref.score == 1.0 and ref.judgment.passed
+        assert ref.steps[0].info["verify"] == {"reward": 1.0, "extracted_answer": "B"}
+        assert ref.judgment.feedback == "extracted answer: B" and ref.judgment.judge.endswith("/verify")
+        assert ref.steps[0].observation[0]["role"] == "user" and "boxed" in ref.steps[0].observation[0]["content"]
+        wrong = env.rollout(lambda observation: "\\boxed{A}", task="example/0")
+        assert wrong.status is Status.OK and wrong.score == 0.0 and wrong.judgment.passed is False
+    finally:
+        env.close()
+
+
+def test_reasoning_gym_by_url_scores_the_answer_tag(reasoning_gym):
+    env = load(uri(reasoning_gym))
+    try:
+        assert env.manifest.extra["gold_field"] == "answer"
+        row = env.rows[4]
+        good = env.rollout(lambda _: f"<answer>{row['answer']}</answer>", task="example/4")
+        assert good.score == 1.0 and good.judgment.components["score"] == 1.0
+        assert good.steps[0].info["verify"]["task_name"] == "knights_knaves"
+        assert env.rollout("null", task="example/4").score == 0.0
+    finally:
+        env.close()
+
+
+def test_a_server_started_by_name_is_shared_and_stopped_with_its_last_environment(nemo_python):
+    first = load("nemo_gym:mcqa")
+    second = load("nemo_gym:mcqa")
+    assert first.url == second.url and first.digest == second.digest
+    assert first.manifest.format_version == "0.4.0" and first.manifest.extra["started"] is True
+    assert "example_with_template_metadata" in first.manifest.extra["datasets"]
+    first.close()
+    assert first.rollout("reference", task="example/1").score == 1.0  # still up: `second` holds it
+    second.close()
+    with pytest.raises((urllib.error.URLError, OSError)):
+        urllib.request.urlopen(first.url + "/", timeout=5)
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+# The servers measured for the README, and why each one stops below audited.
+MEASURED = {
+    "nemo_gym:mcqa": "",
+    "nemo_gym:reasoning_gym": "",
+    "nemo_gym:example_session_state_mgmt": "Its rows hold no gold answer (the reward checks a counter), so no reference.",
+}
+
+
+def test_the_readme_tier_table_is_measured(nemo_python):
+    reports = {name: check(name) for name in MEASURED}
+    assert reports["nemo_gym:mcqa"].tier is Tier.AUDITED, [(r.id, r.evidence) for r in reports["nemo_gym:mcqa"].failed]
+    assert reports["nemo_gym:reasoning_gym"].tier is Tier.AUDITED
+    lines = ["| URI | tasks | tier | why not audited |", "| --- | --- | --- | --- |"]
+    for name, report in reports.items():
+        assert report.tier >= Tier.TRAINABLE and (report.tier is Tier.AUDITED) == (not MEASURED[name])
+        tasks = report.manifest.splits[0].count
+        lines.append(f"| `{name}` | {tasks} | {report.tier.label} | {MEASURED[name]} |")
+    table = "\n".join(lines) + f"\n\n{tier_summary(reports.values(), 'servers')}\n"
+    found = sync_marked_block(README, "tiers", table, update=bool(os.environ.get("NENYAX_UPDATE_TIERS")))
+    assert found == table, "The README's tier table is stale; regenerate it with NENYAX_UPDATE_TIERS=1."
+
+
+def test_another_dataset_and_server_config_by_uri(nemo_python):
+    env = load("nemo_gym:mcqa?dataset=example_with_template_metadata&config.grading_mode=lenient_answer_colon")
+    try:
+        assert env.manifest.splits[0].name == "example_with_template_metadata"
+        assert env.task_ids()[0] == "example_with_template_metadata/0"
+        gold = env.rows[0]["expected_answer"]
+        # The config's grading mode wins over the row's: only "Answer: X" counts now, \boxed{} does not.
+        assert env.rollout(lambda _: f"Answer: {gold}", task=env.task_ids()[0]).score == 1.0
+    finally:
+        env.close()
+
+
+def test_the_sync_session_api(mcqa):
+    env = load(uri(mcqa))
+    try:
+        session = env.session(task="example/2")
+        assert not session.done
+        step = session.act(session.reference_action())
+        assert step.terminated and step.reward == 1.0 and session.done
+        assert session.judge([step]).score == 1.0
+        session.close()
+    finally:
+        env.close()
+
+
+def test_render_is_the_rows_prompt_and_the_codec_reads_tool_calls(mcqa, counter):
+    env = load(uri(mcqa))
+    try:
+        messages = asyncio.run(_render(env, "example/0"))
+        assert messages == [{"role": "user", "content": env.rows[0]["responses_create_params"]["input"][0]["content"]}]
+    finally:
+        env.close()
+    env = load(uri(counter))
+    try:
+        session = env.session(task="example/0")
+        system = session.render()[0]
+        assert (
+            system["role"] == "system"
+            and "<tool_call>" in system["content"]
+            and "increment_counter" in system["content"]
+        )
+        call = session.parse_action(
+            'Sure. <tool_call>{"name": "increment_counter", "arguments": {"count": 1}}</tool_call>'
+        )
+        assert call == {"name": "increment_counter", "arguments": {"count": 1}}
+        assert session.parse_action("The count is 6.") == "The count is 6."
+        session.close()
+    finally:
+        env.close()
+
+
+async def _render(env, task):
+    session = await env.asession(task=task)
+    try:
+        return session.render()
+    finally:
+        await session.aclose()
+
+
+def _counting_policy(observation):
+    """Play example_session_state_mgmt's task: 'add A then add B then get the count'."""
+    if observation[0].get("role") == "user":
+        words = observation[-1]["content"].split()
+        _counting_policy.todo = [int(words[1]), int(words[4])]
+    if _counting_policy.todo:
+        return {"name": "increment_counter", "arguments": {"count": _counting_policy.todo.pop(0)}}
+    if observation[0].get("type") == "function_call_output" and "count" not in observation[0]["output"]:
+        return {"name": "get_counter_value", "arguments": {}}
+    return "done"
+
+
+def test_tool_calls_keep_server_state_per_session_cookie(counter):
+    env = load(uri(counter))
+    try:
+        assert env.manifest.tools == ("get_counter_value", "increment_counter")
+        assert env.manifest.capabilities.multi_turn and env.manifest.capabilities.max_turns == 10
+        assert not env.manifest.capabilities.reference_policy  # its rows hold no gold answer
+        traj = env.rollout(_counting_policy, task="example/0")  # initial 3, add 1, add 2: expected 6
+        assert traj.status is Status.OK and traj.score == 1.0, traj.error
+        actions = [s.action for s in traj.steps]
+        assert actions[:2] == [{"name": "increment_counter", "arguments": {"count": c}} for c in (1, 2)]
+        assert json.loads(traj.steps[2].info["tool_output"]) == {"count": 6}
+        assert traj.steps[-1].terminated and traj.steps[-1].action == "done"
+    finally:
+        env.close()
+
+
+def test_concurrent_episodes_do_not_share_a_session(counter):
+    env = load(uri(counter))
+
+    async def one(task, adds):
+        session = await env.asession(task=task)
+        try:
+            for n in adds:
+                await session.aact({"name": "increment_counter", "arguments": {"count": n}})
+            step = await session.aact({"name": "get_counter_value", "arguments": {}})
+            return json.loads(step.info["tool_output"])["count"]
+        finally:
+            await session.aclose()
+
+    async def both():
+        return await asyncio.gather(one("example/0", [1, 1, 1]), one("example/1", [5]))
+
+    try:
+        # Initial counts are 3 and 6 (from each row's seed_session); a shared cookie would mix them.
+        assert asyncio.run(both()) == [6, 11]
+    finally:
+        env.close()
+
+
+def test_out_of_turns_the_server_judges_what_was_done(counter):
+    env = load(uri(counter, max_turns=2))
+    try:
+        traj = env.rollout(lambda _: {"name": "increment_counter", "arguments": {"count": 1}}, task="example/0")
+        assert traj.status is Status.OK and len(traj.steps) == 2 and traj.steps[-1].truncated
+        assert traj.score == 0.0 and traj.steps[-1].info["verify"]["reward"] == 0.0
+    finally:
+        env.close()
+
+
+def test_rollouts_run_concurrently_against_one_server(mcqa):
+    env = load(uri(mcqa))
+    try:
+        trajs = env.rollouts("reference", tasks=5, n=4, concurrency=8)
+        assert len(trajs) == 20 and all(t.status is Status.OK and t.score == 1.0 for t in trajs)
+    finally:
+        env.close()
+
+
+def test_launcher_reports_the_shipped_datasets(mcqa):
+    assert mcqa.version == "0.4.0" and mcqa.alive()
+    assert mcqa.datasets["example"].endswith("resources_servers/mcqa/data/example.jsonl")
+    assert launcher.SCRIPT.is_file()

@@ -1,0 +1,116 @@
+"""The text codec: how a chat model reads an OpenEnv observation and writes an action.
+
+The system prompt names the environment (``/metadata``), the observation's fields and the action's
+fields from ``/schema``; each turn shows the observation as JSON and the last reward. The model
+answers with the action as a JSON object inside ``<action></action>``. For an action of exactly
+one field, the bare value is accepted too (``<action>42</action>``). The parsed action is validated
+against the action schema before it is sent; `PolicyFailure` says what was wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from nenyax.adapters.openenv.schema import ActionSchema
+from nenyax.core import PolicyFailure
+
+_ACTION_TAG = re.compile(r"<action>(.*?)</action>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+OBSERVATION_BOOKKEEPING = frozenset({"done", "reward", "metadata"})
+"""Observation schema fields the wire lifts out of the observation (shown separately or not at all)."""
+
+
+def observation_fields(schema: dict[str, Any]) -> str:
+    """The observation's own fields in words, from its JSON schema."""
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    parts = []
+    for name, prop in props.items():
+        if name in OBSERVATION_BOOKKEEPING or not isinstance(prop, dict):
+            continue
+        options = [o for o in prop.get("anyOf", []) if isinstance(o, dict)]
+        kind = prop.get("type") or " or ".join(str(o.get("type", "?")) for o in options)
+        about = str(prop.get("description", "")).strip()
+        parts.append(f'"{name}" ({kind or "any"})' + (f": {about}" if about else ""))
+    return "; ".join(parts)
+
+
+def system_prompt(name: str, description: str, observation_schema: dict[str, Any], action: ActionSchema) -> str:
+    """The first message of an episode: what the environment is and how to answer."""
+    about = f" {description.strip()}" if description.strip() else ""
+    fields = observation_fields(observation_schema)
+    seen = f"a JSON object with {fields}" if fields else "a JSON object"
+    example = json.dumps(action.null_instance())
+    bare = ""
+    if len(action.fields) == 1:
+        value = json.dumps(next(iter(action.null_instance().values()), 0))
+        bare = f" (the bare value, e.g. <action>{value}</action>, also works)"
+    return (
+        f"You act in the OpenEnv environment {name}.{about}\n"
+        f"Each turn you see the observation, {seen}, and the reward your last action earned; "
+        "maximise the total reward.\n"
+        f"Reply with your action inside <action></action>: {action.describe()}.\n"
+        f"For example: <action>{example}</action>{bare}"
+    )
+
+
+def observation_message(observation: dict[str, Any], last_reward: float | None) -> str:
+    """One turn's user message: the last reward and the observation as JSON."""
+    parts = [] if last_reward is None else [f"Reward for your last action: {last_reward:g}."]
+    parts.append("Observation: " + json.dumps(observation, ensure_ascii=False, separators=(", ", ": ")))
+    return "\n".join(parts)
+
+
+def _candidates(text: str) -> tuple[list[str], bool]:
+    """Where the action may be written, and whether the reply tagged it."""
+    tags = _ACTION_TAG.findall(text)
+    if tags:
+        return [_FENCE.sub("", tags[-1].strip()).strip()], True
+    stripped = _FENCE.sub("", text.strip()).strip()
+    found = [stripped]
+    objects = _OBJECT.findall(stripped)
+    if objects:
+        found.append(objects[-1])
+    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
+    if len(lines) > 1:
+        found.append(lines[-1])
+    return found, False
+
+
+def parse(action: ActionSchema, text: str) -> dict[str, Any]:
+    """The action a model's reply names, validated; `PolicyFailure` in one sentence when there is none."""
+    if not isinstance(text, str):
+        msg = f"Expected the model's reply as text, got {type(text).__name__}."
+        raise PolicyFailure(msg)
+    first_problem = None
+    candidates, tagged = _candidates(text)
+    single = next(iter(action.fields.values())) if len(action.fields) == 1 else None
+    text_field = single is not None and action.resolve(single).get("type") == "string"
+    for candidate in candidates:
+        if not candidate:
+            continue
+        try:
+            value = json.loads(candidate)
+        except json.JSONDecodeError:
+            if text_field:
+                value = candidate  # plain text for an action of one string field
+            elif tagged:
+                first_problem = f"{_clip(candidate)} is not JSON"
+                continue
+            else:
+                continue
+        wrapped = action.wrap(value)
+        problems = action.problems(wrapped)
+        if not problems:
+            return wrapped  # type: ignore[no-any-return]
+        first_problem = first_problem or f"{_clip(candidate)} does not fit the action schema ({problems[0]})"
+    reason = first_problem or "no JSON action was found"
+    msg = f"Could not read an action from the reply: {reason}; expected {action.describe()} inside <action></action>."
+    raise PolicyFailure(msg)
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    one = " ".join(text.split())
+    return repr(one if len(one) <= limit else one[: limit - 3] + "...")

@@ -1,0 +1,52 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+from nenyax.core.contract.trajectory import PolicyInfo
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from servers import Served
+
+
+@pytest.fixture(scope="session")
+def ors_server():
+    """The real ors-sdk server with the tests' own environments (ors_envs.py)."""
+    with Served("ors_envs.py") as served:
+        yield served
+
+
+@pytest.fixture
+def fresh_ors_server():
+    """A server of this test's own, which the test may kill."""
+    with Served("ors_envs.py") as served:
+        yield served
+
+
+@pytest.fixture(scope="session")
+def openreward_server():
+    """openreward's ORS server (a superset of ors-sdk's) with the tests' own environment."""
+    pytest.importorskip("openreward", reason="the openreward package is not installed")
+    with Served("openreward_envs.py") as served:
+        yield served
+
+
+class ScriptedChat:
+    """A text policy replying from a script: stands in for a chat model (the embedded one runs in tests/ at the root)."""
+
+    info = PolicyInfo(kind="callable", name="scripted-chat")
+    speaks_text = True
+
+    def __init__(self, *replies):
+        self.replies = list(replies)
+        self.seen = []
+
+    async def act(self, turn):
+        self.seen.append([dict(m) for m in turn.messages])
+        return self.replies.pop(0)
+
+
+@pytest.fixture
+def chat():
+    return ScriptedChat

@@ -1,0 +1,206 @@
+"""One trajectory as plain display data: what both the terminal and the HTML replay render.
+
+Both replays read a trajectory only through `episode_view`, so they show the same turns, text,
+token counts and verdict; a renderer decides only how things look. Values that are not text
+(numeric observations, actions, info) are shown as the JSON the trajectory records them as.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import orjson
+
+from nenyax.core.contract.trajectory import ModelCall, Status, Trajectory
+
+_NO_SCORE = {
+    Status.ENV_ERROR: "the environment failed",
+    Status.VERIFIER_ERROR: "the verifier failed",
+    Status.INFRA_ERROR: "the infrastructure failed",
+    Status.TIMEOUT: "the episode ran out of time",
+}
+
+
+def shown(value: Any) -> str:
+    """How a recorded value reads: text as it is, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY, default=repr).decode()
+
+
+def _count(ids: tuple[int, ...] | None, reported: Any) -> int | None:
+    if ids is not None:
+        return len(ids)
+    return reported if isinstance(reported, int) else None
+
+
+@attrs.frozen(kw_only=True)
+class CallView:
+    """One model call's size and time."""
+
+    prompt_tokens: int | None
+    """None when neither token ids nor usage say."""
+    completion_tokens: int | None
+    latency_s: float
+
+    @classmethod
+    def of(cls, call: ModelCall) -> CallView:
+        """Counts from the recorded token ids, else from the server's usage."""
+        return cls(
+            prompt_tokens=_count(call.prompt_token_ids, call.usage.get("prompt_tokens")),
+            completion_tokens=_count(call.completion_token_ids, call.usage.get("completion_tokens")),
+            latency_s=call.latency_s,
+        )
+
+    @property
+    def summary(self) -> str:
+        """``3 prompt / 77 completion tokens, 0.01 s`` (``?`` for a count nobody reported)."""
+
+        def n(count: int | None) -> str:
+            return "?" if count is None else str(count)
+
+        return f"{n(self.prompt_tokens)} prompt / {n(self.completion_tokens)} completion tokens, {self.latency_s:.2f} s"
+
+
+@attrs.frozen(kw_only=True)
+class TurnView:
+    """One turn: what the policy saw, what it replied, what was played and what it earned."""
+
+    index: int
+    """1-based."""
+    observation: str | None
+    """The observation (None for a model call of a native loop, which has no step)."""
+    prompt: str | None
+    """The user message(s) shown to the model before its reply, where they differ from the observation."""
+    text: str | None
+    """The model's reply (None for a policy that acts without text, or a reply that only calls tools)."""
+    call: CallView | None
+    """The model call behind the reply, when one was recorded."""
+    action: str | None
+    """The action played where it is not simply the reply (for a native loop: the tool calls asked for)."""
+    info: tuple[tuple[str, str], ...]
+    """The step's info, each value as text (``error`` holds why a turn failed)."""
+    reward: float | None
+    """None for a model call of a native loop (its rewards are in the judgment)."""
+    ended: str
+    """``terminated``, ``truncated`` or empty."""
+
+
+@attrs.frozen(kw_only=True)
+class EpisodeView:
+    """A whole episode ready to display."""
+
+    env_uri: str
+    mode: str
+    task_id: str | None
+    seed: int | None
+    policy: str
+    """``kind: name`` (the name is the kind when the policy has none)."""
+    revision: str | None
+    turns: tuple[TurnView, ...]
+    status: Status
+    judged: bool
+    score: float | None
+    passed: bool | None
+    feedback: str
+    judge: str
+    no_score: str | None
+    """Why there is no judgment, when there is none."""
+    error: str | None
+    seconds: float | None
+    calls: int
+    completion_tokens: int
+    """Over every call whose count is known."""
+
+    def verdict(self, sep: str) -> str:
+        """``score 1<sep>passed``, ``score 0<sep>not passed``, ``score 0.5`` (judge undecided) or ``not judged``."""
+        if not self.judged:
+            return "not judged"
+        passed = "" if self.passed is None else (f"{sep}passed" if self.passed else f"{sep}not passed")
+        return f"score {self.score:g}{passed}"
+
+
+def prompts_per_turn(traj: Trajectory) -> list[str]:
+    """The user message(s) a text policy saw before each of its replies, joined per turn."""
+    prompts, pending = [], []
+    for message in traj.messages:
+        if message.get("role") == "user":
+            pending.append(str(message.get("content", "")))
+        elif message.get("role") == "assistant":
+            prompts.append("\n".join(pending))
+            pending = []
+    return prompts
+
+
+def _step_turns(traj: Trajectory) -> list[TurnView]:
+    calls, prompts = list(traj.model_calls), prompts_per_turn(traj)
+    turns = []
+    for index, step in enumerate(traj.steps, start=1):
+        observation = shown(step.observation)
+        prompt = prompts[index - 1] if index - 1 < len(prompts) else None
+        call = calls[index - 1] if step.text is not None and index - 1 < len(calls) else None
+        turns.append(
+            TurnView(
+                index=index,
+                observation=observation,
+                prompt=prompt if prompt is not None and prompt != observation else None,
+                text=step.text,
+                call=CallView.of(call) if call is not None else None,
+                action=shown(step.action) if step.text is None or step.action != step.text else None,
+                info=tuple((key, shown(value)) for key, value in step.info.items()),
+                reward=step.reward,
+                ended="terminated" if step.terminated else "truncated" if step.truncated else "",
+            )
+        )
+    return turns
+
+
+def _call_turns(traj: Trajectory) -> list[TurnView]:
+    # A native loop (rollout or task mode) records model calls but may keep no steps: each call is a turn.
+    turns = []
+    for index, call in enumerate(traj.model_calls, start=1):
+        users = [shown(m.get("content", "")) for m in call.messages if m.get("role") == "user"]
+        content = call.response.get("content")
+        tool_calls = call.response.get("tool_calls")
+        turns.append(
+            TurnView(
+                index=index,
+                observation=None,
+                prompt=users[-1] if users else None,
+                text=shown(content) if content is not None else None,
+                call=CallView.of(call),
+                action=shown(tool_calls) if tool_calls else None,
+                info=(),
+                reward=None,
+                ended="",
+            )
+        )
+    return turns
+
+
+def episode_view(traj: Trajectory) -> EpisodeView:
+    """Everything a replay shows of `traj`."""
+    policy = traj.policy
+    judgment = traj.judgment
+    counts = [CallView.of(c).completion_tokens for c in traj.model_calls]
+    return EpisodeView(
+        env_uri=traj.env_uri,
+        mode=traj.mode.value,
+        task_id=traj.task_id,
+        seed=traj.seed,
+        policy=f"{policy.kind}: {policy.name or policy.kind}",
+        revision=policy.revision,
+        turns=tuple(_step_turns(traj) if traj.steps else _call_turns(traj)),
+        status=traj.status,
+        judged=judgment is not None,
+        score=judgment.score if judgment is not None else None,
+        passed=judgment.passed if judgment is not None else None,
+        feedback=judgment.feedback if judgment is not None else "",
+        judge=judgment.judge if judgment is not None else "",
+        no_score=None if judgment is not None else _NO_SCORE.get(traj.status, "the episode was not judged"),
+        error=traj.error,
+        seconds=traj.timing.seconds if traj.timing else None,
+        calls=len(traj.model_calls),
+        completion_tokens=sum(c for c in counts if c is not None),
+    )

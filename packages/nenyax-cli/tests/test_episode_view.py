@@ -1,0 +1,141 @@
+"""The one view both replays render: the terminal and the HTML replay show the same facts of a trajectory."""
+
+import html.parser
+
+import pytest
+from rich.console import Console
+
+from nenyax.cli.episode_view import episode_view
+from nenyax.cli.html_replay import render_html
+from nenyax.cli.replay import render
+from nenyax.core import Judgment, Mode, ModelCall, PolicyInfo, Status, Step, Timing, Trajectory
+
+CALL = ModelCall(
+    messages=({"role": "user", "content": "What is 2 + 2?"},),
+    response={"role": "assistant", "content": "four <b>4</b>"},
+    prompt_token_ids=(1, 2, 3),
+    completion_token_ids=(7, 8),
+    latency_s=0.25,
+)
+
+
+def _traj(**fields):
+    base = {
+        "env_uri": "arith:add",
+        "manifest_digest": "sha256:0",
+        "mode": Mode.STEP,
+        "task_id": "add/0/0",
+        "seed": 3,
+        "policy": PolicyInfo(kind="endpoint", name="openai:m", revision="sha256:" + "ab" * 32),
+        "status": Status.OK,
+        "judgment": Judgment(score=1.0, passed=True, feedback="exact match", judge="arith:exact"),
+        "timing": Timing(started=10.0, ended=11.5),
+    }
+    return Trajectory(**{**base, **fields})
+
+
+TRAJECTORIES = {
+    "a chat model on a step env": _traj(
+        steps=(
+            Step(observation="2 + 2", action="4", reward=1.0, terminated=True, text="four <b>4</b>", info={"k": "v"}),
+        ),
+        model_calls=(CALL,),
+        messages=(*CALL.messages, CALL.response),
+    ),
+    "a numeric env, no model": _traj(
+        policy=PolicyInfo(kind="reference"),
+        steps=(
+            Step(observation=[0.5, 1], action=1, reward=1.0),
+            Step(observation=[0.25, 2], action=0, reward=0.0, truncated=True),
+        ),
+        judgment=Judgment(score=1.0),
+    ),
+    "a native loop with a tool call": _traj(
+        mode=Mode.ROLLOUT,
+        model_calls=(
+            ModelCall(
+                messages=({"role": "system", "content": "be brief"}, {"role": "user", "content": "add 1 and 2"}),
+                response={"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "add"}}]},
+                usage={"prompt_tokens": 9, "completion_tokens": 4},
+            ),
+            ModelCall(messages=({"role": "user", "content": "tool said 3"},), response={"content": "3"}),
+        ),
+        judgment=Judgment(score=0.0, passed=False),
+    ),
+    "an infrastructure failure": _traj(
+        status=Status.INFRA_ERROR, judgment=None, error="The model server kept failing.", timing=None
+    ),
+}
+
+
+class _Text(html.parser.HTMLParser):
+    def __init__(self, page):
+        super().__init__()
+        self.parts = []
+        self.feed(page)
+
+    def handle_data(self, data):
+        self.parts.append(data)
+
+
+def _both(traj):
+    console = Console(record=True, width=400, color_system=None)
+    render(traj, console)
+    terminal = console.export_text()
+    page = render_html(traj)
+    visible = "\n".join(_Text(page.split('<script type="application/json"')[0]).parts)
+    return terminal, visible
+
+
+@pytest.mark.parametrize("name", TRAJECTORIES)
+def test_both_replays_show_every_fact_of_the_view(name):
+    traj = TRAJECTORIES[name]
+    view = episode_view(traj)
+    terminal, page = _both(traj)
+    facts = [view.env_uri, view.policy, f"{view.calls} model call(s), {view.completion_tokens} completion tokens"]
+    for turn in view.turns:
+        facts += [f"turn {turn.index}", *(v for _, v in turn.info), *(k for k, _ in turn.info)]
+        facts += [x for x in (turn.observation, turn.prompt, turn.text, turn.action, turn.ended) if x]
+        facts += [turn.call.summary] if turn.call else []
+        facts += [f"reward {turn.reward:g}"] if turn.reward is not None else []
+    facts += [view.feedback, view.judge, view.error, view.no_score]
+    for fact in filter(None, facts):
+        assert fact in terminal, (fact, terminal)
+        assert fact in page, (fact, page)
+    assert (view.verdict("  ") in terminal) and (view.verdict(" · ") in page)
+
+
+def test_a_step_turn_shows_the_prompt_the_reply_and_its_tokens():
+    [turn] = episode_view(TRAJECTORIES["a chat model on a step env"]).turns
+    assert (turn.observation, turn.prompt, turn.text, turn.action) == ("2 + 2", "What is 2 + 2?", "four <b>4</b>", "4")
+    assert turn.call.summary == "3 prompt / 2 completion tokens, 0.25 s"
+    assert (turn.reward, turn.ended, turn.info) == (1.0, "terminated", (("k", "v"),))
+
+
+def test_numeric_values_read_as_their_json_and_an_unchanged_prompt_is_not_repeated():
+    view = episode_view(TRAJECTORIES["a numeric env, no model"])
+    assert [(t.observation, t.action, t.prompt, t.text, t.ended) for t in view.turns] == [
+        ("[0.5,1]", "1", None, None, ""),
+        ("[0.25,2]", "0", None, None, "truncated"),
+    ]
+    assert view.policy == "reference: reference" and view.verdict("  ") == "score 1"
+
+
+def test_a_native_loop_is_replayed_call_by_call():
+    view = episode_view(TRAJECTORIES["a native loop with a tool call"])
+    first, second = view.turns
+    assert (first.observation, first.prompt, first.text, first.reward) == (None, "add 1 and 2", None, None)
+    assert first.action == '[{"id":"c1","function":{"name":"add"}}]'
+    assert first.call.summary == "9 prompt / 4 completion tokens, 0.00 s"  # from usage: no token ids recorded
+    assert (second.prompt, second.text, second.call.summary) == (
+        "tool said 3",
+        "3",
+        "? prompt / ? completion tokens, 0.00 s",
+    )
+    assert view.completion_tokens == 4 and view.verdict(" · ") == "score 0 · not passed"
+
+
+def test_an_unjudged_episode_says_why_there_is_no_score():
+    view = episode_view(TRAJECTORIES["an infrastructure failure"])
+    assert not view.judged and view.score is None and view.verdict(" · ") == "not judged"
+    assert view.no_score == "the infrastructure failed" and view.seconds is None

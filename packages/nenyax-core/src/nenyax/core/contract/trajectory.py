@@ -1,0 +1,231 @@
+"""What happened in an episode: steps, model calls, the judgment and the failure vocabulary."""
+
+from __future__ import annotations
+
+import enum
+import math
+import os
+from typing import Any
+
+import attrs
+
+from nenyax.core.contract.manifest import Mode
+from nenyax.core.contract.schema import SCHEMA_VERSION
+
+
+class Status(enum.Enum):
+    """How an episode ended. Only `OK` and `POLICY_ERROR` may ever be trained on."""
+
+    OK = "ok"
+    """Completed and judged."""
+    POLICY_ERROR = "policy_error"
+    """The policy failed (raised or gave an unusable action): judged, and scored 0."""
+    ENV_ERROR = "env_error"
+    """The environment failed: no judgment."""
+    VERIFIER_ERROR = "verifier_error"
+    """The verifier failed while judging: no judgment."""
+    INFRA_ERROR = "infra_error"
+    """Infrastructure failed (network, model server, sandbox): no judgment."""
+    TIMEOUT = "timeout"
+    """The episode ran out of time: no judgment."""
+
+    @property
+    def trainable(self) -> bool:
+        """True when a trajectory with this status may be used as training signal."""
+        return self in (Status.OK, Status.POLICY_ERROR)
+
+
+class Tier(enum.IntEnum):
+    """What `nenyax check` measured, in increasing order of trust."""
+
+    NONE = 0
+    CONNECTABLE = 1
+    EVALUABLE = 2
+    TRAINABLE = 3
+    AUDITED = 4
+
+    @property
+    def label(self) -> str:
+        """Lower-case name used in reports."""
+        return self.name.lower()
+
+
+def _finite(_inst: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if not math.isfinite(value):
+        msg = f"{attribute.name} must be a finite number, got {value!r}."
+        raise ValueError(msg)
+
+
+@attrs.frozen(kw_only=True)
+class Judgment:
+    """The verdict on one finished episode, the same shape in every format."""
+
+    score: float = attrs.field(converter=float, validator=_finite)
+    """The scalar reward of the episode (finite)."""
+    passed: bool | None = None
+    """Whether the episode counts as solved, when the judge can tell."""
+    components: dict[str, float] = attrs.field(factory=dict)
+    """Named parts of the score (e.g. per-test results, format bonus)."""
+    feedback: str = ""
+    """Human-readable explanation from the judge."""
+    judge: str = ""
+    """Which judge produced this, e.g. ``reasoning_gym:basic_arithmetic``."""
+
+
+@attrs.frozen(kw_only=True)
+class Step:
+    """One action in a step-mode episode and what the environment answered."""
+
+    observation: Any
+    """The (JSON-able) observation the action was chosen from."""
+    action: Any
+    """The (JSON-able) action taken."""
+    reward: float = 0.0
+    """Reward for this step."""
+    terminated: bool = False
+    """The episode reached a terminal state."""
+    truncated: bool = False
+    """The episode was cut short (time limit), not terminal."""
+    info: dict[str, Any] = attrs.field(factory=dict)
+    """Format-specific extra data (JSON-able)."""
+    text: str | None = None
+    """The policy's raw text, when the action was parsed from a model's reply."""
+
+    @property
+    def done(self) -> bool:
+        """True when the episode is over, for either reason."""
+        return self.terminated or self.truncated
+
+
+@attrs.frozen(kw_only=True)
+class ModelCall:
+    """One request to a chat model and its response, as recorded by an Endpoint or the proxy."""
+
+    messages: tuple[dict[str, Any], ...]
+    """The request's chat messages."""
+    response: dict[str, Any]
+    """The response message (role, content, tool calls)."""
+    provider: str = ""
+    """Provider plugin that served the call."""
+    model: str = ""
+    """Model name as requested."""
+    params: dict[str, Any] = attrs.field(factory=dict)
+    """Sampling parameters sent."""
+    tools: tuple[dict[str, Any], ...] = ()
+    """Tool schemas offered."""
+    prompt_token_ids: tuple[int, ...] | None = None
+    """Token ids of the rendered prompt, when known."""
+    completion_token_ids: tuple[int, ...] | None = None
+    """Token ids sampled, when known."""
+    logprobs: tuple[float, ...] | None = None
+    """Log-probability of each completion token, when known."""
+    finish_reason: str | None = None
+    """Why generation stopped (``stop``, ``length``, ``tool_calls``...)."""
+    usage: dict[str, int] = attrs.field(factory=dict)
+    """Token usage as reported by the server."""
+    latency_s: float = 0.0
+    """Wall time of the call, retries included."""
+    fingerprint: str | None = None
+    """The server's model fingerprint (system_fingerprint, revision or weights hash)."""
+    chat_template_hash: str | None = None
+    """A hash of the chat template used to render the prompt, when known."""
+
+
+@attrs.frozen(kw_only=True)
+class PolicyInfo:
+    """Which policy or model produced a trajectory: the "model path"."""
+
+    kind: str
+    """``callable``, ``reference``, ``null``, ``random``, ``endpoint`` or a learner name."""
+    name: str = ""
+    """Human name: a function's qualified name, ``provider:model``..."""
+    provider: str | None = None
+    """Provider plugin, for model policies."""
+    model: str | None = None
+    """Model name, for model policies."""
+    revision: str | None = None
+    """Checkpoint path, revision or weights hash, when known."""
+
+
+@attrs.frozen(kw_only=True)
+class Timing:
+    """Wall-clock bounds of an episode (Unix seconds)."""
+
+    started: float
+    ended: float
+
+    @property
+    def seconds(self) -> float:
+        """Duration of the episode."""
+        return self.ended - self.started
+
+
+def new_id() -> str:
+    """A fresh random id for trajectories and groups."""
+    return os.urandom(16).hex()  # as random as uuid4().hex, at a quarter of its cost
+
+
+@attrs.frozen(kw_only=True)
+class Trajectory:
+    """One episode, in any mode, judged the same way everywhere."""
+
+    env_uri: str
+    """URI of the environment that ran it."""
+    manifest_digest: str
+    """`serde.digest` of the manifest it ran with."""
+    mode: Mode
+    """Mode of the environment."""
+    task_id: str | None
+    """Stable task id, when the format has one."""
+    seed: int | None
+    """Seed the episode started from, when seeded."""
+    policy: PolicyInfo
+    """What produced the actions."""
+    status: Status
+    """How the episode ended."""
+    judgment: Judgment | None
+    """The verdict; None whenever the status is not trainable (never a fake 0)."""
+    steps: tuple[Step, ...] = ()
+    """Step-mode turns, in order."""
+    model_calls: tuple[ModelCall, ...] = ()
+    """Every model call made during the episode."""
+    messages: tuple[dict[str, Any], ...] = ()
+    """The chat transcript, when the episode was played through messages."""
+    timing: Timing | None = None
+    """Wall-clock bounds."""
+    error: str | None = None
+    """One sentence about the failure, for any status but ``ok``."""
+    group_id: str | None = None
+    """Shared by trajectories of the same task from the same policy (GRPO groups)."""
+    info: dict[str, Any] = attrs.field(factory=dict)
+    """Format-specific facts about the episode (JSON-able): a harness's logs, a sandbox image digest..."""
+    id: str = attrs.field(factory=new_id)
+    """Unique id of this trajectory."""
+    schema_version: int = SCHEMA_VERSION
+    """Layout version of the persisted record."""
+
+    @property
+    def score(self) -> float | None:
+        """The judgment's score, or None when the episode was not judged."""
+        return None if self.judgment is None else self.judgment.score
+
+
+@attrs.frozen(kw_only=True)
+class Group:
+    """Trajectories of the same task from the same policy revision, compared against each other."""
+
+    group_id: str
+    task_id: str | None
+    trajectories: tuple[Trajectory, ...]
+    policy: PolicyInfo | None = None
+    """The policy (and revision) every member was played by."""
+
+    @property
+    def scores(self) -> tuple[float, ...]:
+        """Scores of the judged members, in order."""
+        return tuple(t.judgment.score for t in self.trajectories if t.judgment is not None)
+
+    @property
+    def trainable(self) -> tuple[Trajectory, ...]:
+        """The members a learner may train on (status ``ok`` or ``policy_error``)."""
+        return tuple(t for t in self.trajectories if t.status.trainable)

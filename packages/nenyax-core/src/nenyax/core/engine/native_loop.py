@@ -1,0 +1,223 @@
+"""Rollout- and task-mode episodes: the environment's own loop runs, Nenyax's recording proxy answers.
+
+The proxy route is the episode's boundary: every model call the native loop makes lands there, is
+answered by the policy, and is recorded. How the episode ended is decided here, once for both modes:
+a model call that failed wins over whatever the native loop made of it (an infrastructure failure
+is never scored; a failing policy is ``policy_error`` scored 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import attrs
+
+from nenyax.core.contract.chat import ChatRequest
+from nenyax.core.contract.manifest import Mode
+from nenyax.core.contract.trajectory import Judgment, ModelCall, Status, Step, Timing, Trajectory
+from nenyax.core.engine.answers import garbage_answer
+from nenyax.core.engine.policies import NullPolicy, Policy, RandomPolicy, ReferencePolicy, Turn
+from nenyax.core.engine.step_loop import ABORT, describe
+from nenyax.core.errors import (
+    EnvironmentFailure,
+    InfraFailure,
+    PolicyFailure,
+    UnsupportedPolicyError,
+    VerifierFailure,
+)
+from nenyax.core.models.endpoint import Endpoint
+from nenyax.core.models.proxy import RecordingProxy, Responder
+
+if TYPE_CHECKING:
+    from nenyax.core.engine.environment import RolloutEnvironment, TaskEnvironment
+
+    NativeEnvironment: TypeAlias = RolloutEnvironment | TaskEnvironment
+
+PROXY_API_KEY = "nenyax-proxy"
+"""The key native loops are given: the proxy accepts any key, and this one opens nothing elsewhere."""
+
+_BUILTIN_AGENTS = {ReferencePolicy: "reference", NullPolicy: "null", RandomPolicy: "random"}
+
+
+@attrs.frozen(kw_only=True)
+class NativeEpisode:
+    """What a rollout- or task-mode environment's own loop is handed for one episode."""
+
+    task_id: str | None
+    seed: int | None
+    sample: int
+    """Repeat number of this task in a run."""
+    base_url: str
+    """An OpenAI-compatible base URL (``.../v1``) on Nenyax's recording proxy, for this episode only."""
+    api_key: str
+    """A key to send with every call: it reaches no real provider (the proxy holds the real one)."""
+    model: str
+    """The model name to ask for (the proxy answers whatever name is sent)."""
+    agent: str = "model"
+    """Task mode: which agent the harness runs: ``model`` (a chat agent on `base_url`), ``reference``
+    (the task's own solution), ``null`` (does nothing) or ``random``. Rollout mode: always ``model``."""
+
+
+@attrs.frozen(kw_only=True)
+class NativeResult:
+    """How a native loop's episode ended: its judgment, and what it recorded besides the model calls."""
+
+    judgment: Judgment | None
+    """The format's own verdict (None when it could not judge: then say why in `error`)."""
+    status: Status = Status.OK
+    error: str | None = None
+    messages: tuple[dict[str, Any], ...] = ()
+    """The transcript as the format keeps it, when it keeps one."""
+    steps: tuple[Step, ...] = ()
+    info: dict[str, Any] = attrs.field(factory=dict)
+    """Format-specific facts (JSON-able): logs, test output, the sandbox image digest..."""
+
+
+def _in_process_call(request: ChatRequest, reply: Any, started: float, name: str) -> ModelCall:
+    if isinstance(reply, dict):  # a whole assistant message: content and/or tool calls
+        message = {"role": "assistant", **{k: v for k, v in reply.items() if k != "role"}}
+    elif isinstance(reply, str):
+        message = {"role": "assistant", "content": reply}
+    else:
+        msg = f"A policy answering model calls must return text or an assistant message, not {type(reply).__name__}."
+        raise PolicyFailure(msg)
+    return ModelCall(
+        messages=request.messages,
+        response=message,
+        provider="in-process",
+        model=name,
+        params=dict(request.params),
+        tools=request.tools,
+        finish_reason="tool_calls" if message.get("tool_calls") else "stop",
+        latency_s=time.perf_counter() - started,
+    )
+
+
+def responder(env: NativeEnvironment, pol: Policy, task_id: str | None, rng_seed: str) -> Responder:
+    """How the proxy answers this episode's model calls with `pol`."""
+    if isinstance(pol, Endpoint):
+        return pol.send  # forwarded: the provider records token ids and logprobs
+    if isinstance(pol, ReferencePolicy):
+
+        async def answer(request: ChatRequest) -> ModelCall:
+            # Task mode's reference is the harness's own solution agent, which makes no model calls.
+            reply = getattr(env, "reference_reply", None)
+            if reply is None:
+                msg = f"{env.uri} runs its reference as the harness's own agent; it answers no model calls."
+                raise UnsupportedPolicyError(msg)
+            return _in_process_call(request, reply(task_id, list(request.messages)), time.perf_counter(), "reference")
+
+        return answer
+    if isinstance(pol, NullPolicy | RandomPolicy):
+        name = pol.info.name
+        rng = random.Random(rng_seed)
+
+        async def constant(request: ChatRequest) -> ModelCall:
+            text = "" if isinstance(pol, NullPolicy) else garbage_answer(rng)
+            return _in_process_call(request, text, time.perf_counter(), name)
+
+        return constant
+
+    async def act(request: ChatRequest) -> ModelCall:
+        # Any other policy sees the request's messages as its observation; a policy that makes its own
+        # model calls (a learner wrapping an Endpoint) records them on the turn, and the last one is kept.
+        started = time.perf_counter()
+        messages = list(request.messages)
+        calls: list[ModelCall] = []
+        turn = Turn(session=None, observation=messages, messages=messages, index=0, rng_seed=rng_seed, calls=calls)  # type: ignore[arg-type]
+        reply = await pol.act(turn)
+        if calls:
+            return calls[-1]
+        return _in_process_call(request, reply, started, pol.info.name)
+
+    return act
+
+
+def _failure(exc: BaseException) -> Status:
+    if isinstance(exc, InfraFailure):
+        return Status.INFRA_ERROR
+    if isinstance(exc, VerifierFailure):
+        return Status.VERIFIER_ERROR
+    if isinstance(exc, PolicyFailure):
+        return Status.POLICY_ERROR
+    if isinstance(exc, EnvironmentFailure):
+        return Status.ENV_ERROR
+    return Status.ENV_ERROR
+
+
+async def run_native_episode(
+    env: NativeEnvironment,
+    pol: Policy,
+    *,
+    task: str | None,
+    seed: int | None,
+    group_id: str | None,
+    sample: int,
+    timeout: float | None,
+    proxy: RecordingProxy | None = None,
+) -> Trajectory:
+    """Play one rollout- or task-mode episode on `proxy` (a private one when None)."""
+    if proxy is None:
+        async with RecordingProxy() as own:
+            return await run_native_episode(
+                env, pol, task=task, seed=seed, group_id=group_id, sample=sample, timeout=timeout, proxy=own
+            )
+    if task is None:
+        ids = env.task_ids(limit=1)
+        task = ids[0] if ids else None
+    agent = "model"
+    if env.manifest.mode is Mode.TASK:
+        agent = _BUILTIN_AGENTS.get(type(pol), "model")
+    rng_seed = f"{task}:{seed}:{sample}"
+    model = pol.model if isinstance(pol, Endpoint) else "nenyax"
+    started = time.time()
+    status, error, judgment, result = Status.OK, None, None, None
+    async with proxy.episode(responder=responder(env, pol, task, rng_seed), policy=pol, model=model) as route:
+        episode = NativeEpisode(
+            task_id=task,
+            seed=seed,
+            sample=sample,
+            base_url=route.base_url,
+            api_key=PROXY_API_KEY,
+            model=model,
+            agent=agent,
+        )
+        try:
+            async with asyncio.timeout(timeout):
+                result = await env.run(episode)
+        except ABORT:
+            raise
+        except TimeoutError:
+            status, error = Status.TIMEOUT, f"The episode did not finish within {timeout} s."
+        except Exception as exc:
+            status, error = _failure(exc), describe(exc)
+    if result is not None:
+        status, error, judgment = result.status, result.error, result.judgment
+        if status is Status.OK and judgment is None:
+            status, error = Status.VERIFIER_ERROR, error or "The environment finished without a judgment."
+    if route.failures:  # the model call failed first: that is why the episode went wrong, if it did
+        status, error = route.failures[0]
+    if status is Status.POLICY_ERROR:
+        judgment = Judgment(score=0.0, passed=False, feedback=error or "", judge="nenyax:policy_error")
+    elif status is not Status.OK:
+        judgment = None  # never a made-up score for a failure that was not the policy's
+    return Trajectory(
+        env_uri=env.uri,
+        manifest_digest=env.digest,
+        mode=env.manifest.mode,
+        task_id=task,
+        seed=seed,
+        policy=pol.info,
+        status=status,
+        judgment=judgment,
+        steps=result.steps if result is not None else (),
+        model_calls=tuple(route.calls),
+        messages=result.messages if result is not None else (),
+        timing=Timing(started=started, ended=time.time()),
+        error=error,
+        group_id=group_id,
+        info={"agent": agent, "sample": sample, **(result.info if result is not None else {})},
+    )

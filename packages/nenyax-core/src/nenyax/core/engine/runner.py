@@ -1,0 +1,261 @@
+"""Where every rollout goes: one episode in any mode, many episodes with bounded concurrency, groups.
+
+The way down is one way: `Environment.rollout(s)` -> `resolve` (the policy, once per run) -> this
+module -> the mode's loop (`step_loop` or `native_loop`) -> the session or the native loop. Nothing
+here imports the environment classes: the mode in the manifest decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Awaitable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+from nenyax.core.contract.manifest import Mode
+from nenyax.core.contract.trajectory import Group, Trajectory, new_id
+from nenyax.core.contract.uri import MAX_SEED
+from nenyax.core.engine.native_loop import run_native_episode
+from nenyax.core.engine.policies import CallablePolicy, NullPolicy, Policy, RandomPolicy, ReferencePolicy, as_policy
+from nenyax.core.engine.sinks import JsonlSink, open_sink
+from nenyax.core.engine.step_loop import run_step_episode, run_step_episode_now
+from nenyax.core.engine.sync import run_sync
+from nenyax.core.errors import UsageError
+from nenyax.core.models.proxy import RecordingProxy
+
+if TYPE_CHECKING:
+    from nenyax.core.engine.environment import Environment
+
+T = TypeVar("T")
+
+resolve = as_policy
+"""Turn what the user passed (a Policy, a built-in name, a callable) into a Policy, once per run."""
+
+
+def check_seed(seed: Any) -> None:
+    """Refuse a seed that is not an integer from 0 to 2**63 - 1, in one sentence."""
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        msg = f"A seed must be an integer from 0 to {MAX_SEED}, got {seed!r}."
+        raise UsageError(msg)
+
+
+def check_timeout(timeout: Any) -> None:
+    """Refuse a timeout that is not a positive number of seconds."""
+    if timeout is None:
+        return
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
+        msg = f"A timeout must be a positive number of seconds, got {timeout!r}."
+        raise UsageError(msg)
+
+
+async def run_episode(
+    env: Environment,
+    pol: Policy,
+    *,
+    task: str | None = None,
+    seed: int | None = None,
+    group_id: str | None = None,
+    sample: int = 0,
+    timeout: float | None = None,
+    proxy: RecordingProxy | None = None,
+) -> Trajectory:
+    """Play one episode of `env` with the resolved policy `pol`, in whatever mode `env` has."""
+    check_seed(seed)
+    check_timeout(timeout)
+    if env.manifest.mode is Mode.STEP:
+        return await run_step_episode(
+            env,  # type: ignore[arg-type]
+            pol,
+            task=task,
+            seed=seed,
+            group_id=group_id,
+            sample=sample,
+            timeout=timeout,
+        )
+    return await run_native_episode(
+        env,  # type: ignore[arg-type]
+        pol,
+        task=task,
+        seed=seed,
+        group_id=group_id,
+        sample=sample,
+        timeout=timeout,
+        proxy=proxy,
+    )
+
+
+# ---------------------------------------------------------------- the synchronous path
+
+# Policies whose act() never suspends: an episode of a synchronous session with one of these needs no
+# event loop at all. Creating one per call (asyncio.run) cost more than a whole short episode.
+_NEVER_SUSPEND = (ReferencePolicy, NullPolicy, RandomPolicy)
+
+
+def _runs_without_a_loop(env: Environment, pol: Policy, timeout: float | None) -> bool:
+    if timeout is not None or not getattr(env, "synchronous", False):
+        return False
+    return (isinstance(pol, CallablePolicy) and pol.sync_fn is not None) or type(pol) in _NEVER_SUSPEND
+
+
+def rollout_sync(
+    env: Environment, policy: Any, *, task: str | None, seed: int | None, timeout: float | None
+) -> Trajectory:
+    """`Environment.rollout`: without an event loop where the episode never waits on I/O."""
+    pol = resolve(policy)
+    if _runs_without_a_loop(env, pol, timeout):
+        check_seed(seed)
+        traj = run_step_episode_now(env, pol, task=task, seed=seed)  # type: ignore[arg-type]
+        if traj is not None:
+            return traj
+    return run_sync(_closing(pol, run_episode(env, pol, task=task, seed=seed, timeout=timeout)))
+
+
+async def _closing(policy: Any, work: Awaitable[T]) -> T:
+    """Await `work`, then release what `policy` holds for this loop (a sync call's loop ends here)."""
+    try:
+        return await work
+    finally:
+        aclose = getattr(policy, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+# ---------------------------------------------------------------- many episodes
+
+
+async def run_many(
+    env: Environment,
+    pol: Policy,
+    tasks: Sequence[str] | int | None,
+    *,
+    n: int = 1,
+    concurrency: int = 16,
+    sink: JsonlSink | str | Path | None = None,
+    timeout: float | None = None,
+) -> list[Trajectory]:
+    """Run `n` episodes per task, at most `concurrency` at once, writing each to `sink` as it finishes.
+
+    An environment that does not claim `concurrent_sessions` runs one episode at a time. With ``n > 1``
+    the episodes of a task share a group id. If one episode raises (a user mistake), the others finish
+    and are written before it is re-raised.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        msg = f"n must be an integer of at least 1, got {n!r}."
+        raise UsageError(msg)
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        msg = f"concurrency must be an integer of at least 1, got {concurrency!r}."
+        raise UsageError(msg)
+    check_timeout(timeout)
+    if isinstance(tasks, str):
+        msg = f"tasks must be a list of task ids or a count, not the string {tasks!r}; write [{tasks!r}]."
+        raise UsageError(msg)
+    if isinstance(tasks, bool) or (isinstance(tasks, int) and tasks < 0):
+        msg = f"tasks must be a task count of at least 0 or a list of task ids, got {tasks!r}."
+        raise UsageError(msg)
+    ids = env.task_ids(limit=tasks) if tasks is None or isinstance(tasks, int) else list(tasks)
+    jobs: list[Job] = []
+    for task in ids:
+        group_id = new_id() if n > 1 else None
+        jobs.extend(Job(task, group_id, k) for k in range(n))
+    return await run_jobs(env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout)
+
+
+class Job(NamedTuple):
+    """One episode to play: which task, its group id, and which repeat of the task it is."""
+
+    task: str | None
+    group_id: str | None
+    sample: int
+
+
+async def run_jobs(
+    env: Environment,
+    pol: Policy,
+    jobs: Sequence[Job],
+    *,
+    concurrency: int = 16,
+    sink: JsonlSink | str | Path | None = None,
+    timeout: float | None = None,
+) -> list[Trajectory]:
+    """Play exactly these episodes, at most `concurrency` at once, writing each to `sink` as it finishes.
+
+    `run_many` is this with every sample of every task; a resumed run passes only the ones missing.
+    """
+    if not env.manifest.capabilities.concurrent_sessions:
+        concurrency = 1
+    out_sink = open_sink(sink)
+    results: list[Trajectory | None] = [None] * len(jobs)
+    pending = iter(enumerate(jobs))
+    failed: list[BaseException] = []
+    proxy = None if env.manifest.mode is Mode.STEP else await RecordingProxy().start()
+
+    # A fixed pool of workers pulling from one iterator: no semaphore with thousands of waiters
+    # (whose bookkeeping is O(waiters) per acquire in asyncio), and memory bounded by `concurrency`.
+    async def worker() -> None:
+        for index, (task, group_id, sample) in pending:
+            if failed:
+                return  # stop taking new episodes; the ones under way still finish and are written
+            try:
+                traj = await run_episode(
+                    env, pol, task=task, group_id=group_id, sample=sample, timeout=timeout, proxy=proxy
+                )
+            except BaseException as exc:
+                failed.append(exc)
+                return
+            if out_sink is not None:
+                out_sink.write(traj)
+            results[index] = traj
+            if index % 64 == 63:
+                # An episode that never waits (a synchronous env and policy) never yields to the loop:
+                # yield now and then, so an interrupt or a cancellation lands mid-run, not at its end.
+                await asyncio.sleep(0)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(jobs)))))
+    finally:
+        if proxy is not None:
+            await proxy.close()
+        if out_sink is not None and not isinstance(sink, JsonlSink):
+            out_sink.close()
+    if failed:
+        raise failed[0]
+    return [t for t in results if t is not None]
+
+
+def rollouts_sync(
+    env: Environment,
+    policy: Any,
+    tasks: Sequence[str] | int | None,
+    *,
+    n: int,
+    concurrency: int,
+    sink: JsonlSink | str | Path | None,
+    timeout: float | None,
+) -> list[Trajectory]:
+    """`Environment.rollouts`: one event loop for the whole run."""
+    pol = resolve(policy)
+    work = run_many(env, pol, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout)
+    return run_sync(_closing(pol, work))
+
+
+def group(trajectories: Sequence[Trajectory]) -> list[Group]:
+    """One `Group` per group id (same task, same policy revision), in first-seen order.
+
+    Trajectories without a group id (runs with ``n=1``) each form a group of one.
+    """
+    order: dict[str, list[Trajectory]] = {}
+    for traj in trajectories:
+        order.setdefault(traj.group_id or traj.id, []).append(traj)
+    groups = []
+    for group_id, members in order.items():
+        policies = {m.policy for m in members}
+        if len(policies) > 1 or len({m.task_id for m in members}) > 1:
+            msg = f"Group {group_id} mixes tasks or policy revisions; a group compares one task under one policy."
+            raise UsageError(msg)
+        groups.append(
+            Group(group_id=group_id, task_id=members[0].task_id, trajectories=tuple(members), policy=members[0].policy)
+        )
+    return groups

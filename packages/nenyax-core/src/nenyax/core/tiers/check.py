@@ -1,0 +1,121 @@
+"""`nenyax check`: run an environment and record the highest tier it actually reaches.
+
+A check that cannot run is *skipped*, and a skipped or failed check blocks its tier and every tier above it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from nenyax.core.engine.sync import run_sync
+from nenyax.core.errors import UsageError
+from nenyax.core.plugins.registry import Registry
+from nenyax.core.tiers.checks import CHECKS, DEFAULT_MARGIN, Context, Fail, Skip
+from nenyax.core.tiers.report import (
+    CheckReport,
+    CheckResult,
+    Outcome,
+    TierOutcome,
+    TierReport,
+    TierResult,
+    reached_tier,
+)
+
+
+def _sentence(text: str) -> str:
+    """Evidence reads as a sentence: one line, ending in a full stop (an exception's message may not)."""
+    text = " ".join(str(text).split()) or "The check gave no evidence."
+    return text if text.endswith((".", "?", "!", ")")) else text + "."
+
+
+DEFAULT_SAMPLES = 20
+"""Tasks sampled by default: enough that a constant answer's mean is not luck (reported as N of M)."""
+
+__all__ = [
+    "CHECKS",
+    "CheckReport",
+    "CheckResult",
+    "Outcome",
+    "TierOutcome",
+    "TierReport",
+    "TierResult",
+    "acheck",
+    "check",
+]
+
+
+async def acheck(
+    uri: str,
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    margin: float = DEFAULT_MARGIN,
+    registry: Registry | None = None,
+) -> TierReport:
+    """Run every check on `uri`; user mistakes (bad URI, unknown format) raise `UsageError`.
+
+    `samples` tasks are drawn (with `seed`) for the audit; `margin` is how far the reference's mean
+    score must be above the floor, the best of the null, random and constant policies.
+    """
+    if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < math.inf:
+        msg = f"--margin must be a non-negative number, got {margin!r}."
+        raise UsageError(msg)
+    if samples < 1:
+        msg = f"--samples must be at least 1, got {samples}."
+        raise UsageError(msg)
+    ctx = Context(uri=uri, samples=samples, seed=seed, registry=registry, margin=float(margin))
+    results = []
+    try:
+        for check_id, tier, fn, openenv in CHECKS:
+            started = time.perf_counter()
+            try:
+                evidence, outcome = await fn(ctx), TierOutcome.PASSED
+            except Skip as exc:
+                evidence, outcome = str(exc), TierOutcome.SKIPPED
+            except Fail as exc:
+                evidence, outcome = str(exc), TierOutcome.FAILED
+            except UsageError as exc:
+                if check_id == "connectable/loads":
+                    raise
+                # The environment refused its own task ids or a policy it claims: the adapter's bug.
+                evidence, outcome = f"The environment refused what it advertises: {exc}", TierOutcome.FAILED
+            except Exception as exc:
+                detail = str(exc).strip() or "(no message)"
+                evidence, outcome = f"The check raised {type(exc).__name__}: {detail}", TierOutcome.FAILED
+            evidence = _sentence(evidence)
+            results.append(
+                TierResult(
+                    id=check_id,
+                    tier=tier,
+                    outcome=outcome,
+                    evidence=evidence,
+                    seconds=time.perf_counter() - started,
+                    openenv=openenv,
+                )
+            )
+    finally:
+        if ctx.env is not None:
+            ctx.env.close()
+    done = tuple(results)
+    return TierReport(
+        uri=uri,
+        tier=reached_tier(done),
+        results=done,
+        manifest=ctx.env.manifest if ctx.env else None,
+        samples=samples,
+        seed=seed,
+        floor=ctx.floor,
+    )
+
+
+def check(
+    uri: str,
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    margin: float = DEFAULT_MARGIN,
+    registry: Registry | None = None,
+) -> TierReport:
+    """Synchronous `acheck`."""
+    return run_sync(acheck(uri, samples=samples, seed=seed, margin=margin, registry=registry))

@@ -1,0 +1,485 @@
+"""The environment checks behind `nenyax check`, one function each, in the order they run.
+
+Each check has a stable id (``<tier>/<what>``). It returns its evidence (a sentence), raises
+`Skip` when it cannot run (which blocks its tier) or `Fail` with what it tried and what it saw.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+import attrs
+
+from nenyax.core.contract import serde
+from nenyax.core.contract.manifest import Manifest, Mode
+from nenyax.core.contract.trajectory import Status, Tier, Trajectory
+from nenyax.core.engine.answers import CONSTANT_ANSWERS, extract_answer
+from nenyax.core.engine.environment import Environment, StepEnvironment
+from nenyax.core.engine.loader import load
+from nenyax.core.engine.policies import CallablePolicy
+from nenyax.core.engine.sinks import Sink, read_trajectories
+from nenyax.core.errors import InfraFailure, UsageError
+from nenyax.core.plugins.registry import Registry
+from nenyax.core.tiers.elsewhere import other_hash_seed, replay_elsewhere
+from nenyax.core.tiers.report import Floor
+from nenyax.core.tiers.views import fingerprint, first_view, preview, replay_view
+
+
+class Skip(Exception):
+    """Raised inside a check that cannot run; its message is the evidence."""
+
+
+class Fail(Exception):
+    """Raised inside a check that ran and found a problem; its message is the evidence."""
+
+
+MAX_CONSTANT_LENGTH = 40
+"""Gold answers longer than this are not tried as constants (nobody answers a paragraph to everything)."""
+MAX_GOLD_CONSTANTS = 10
+"""The most common short gold answers of the sampled tasks tried as constants."""
+FRESH_PROCESS_TASKS = 5
+"""Sampled tasks replayed in the fresh interpreter (hash-dependent generation need not show on every task)."""
+MAX_LISTED_TASKS = 10_000
+"""Tasks sampled from (the first this many task ids; more are listed as "at least")."""
+
+DEFAULT_MARGIN = 0.3
+"""How far, by default, the reference's mean score must be above the floor (the best cheap policy's)."""
+
+CheckFn = Callable[["Context"], Awaitable[str]]
+"""A check: reads and fills the shared context, returns its evidence."""
+
+
+@attrs.define
+class Context:
+    """What the checks of one run share: the loaded environment, the sampled tasks, the episodes played."""
+
+    uri: str
+    samples: int
+    seed: int
+    registry: Registry | None
+    margin: float = DEFAULT_MARGIN
+    env: Environment | None = None
+    tasks: list[str] = attrs.Factory(list)
+    task_count: int = 0
+    cache: dict[str, list[Trajectory]] = attrs.Factory(dict)
+    floor: Floor | None = None
+
+    def need_env(self) -> Environment:
+        if self.env is None:
+            raise Skip("The environment did not load.")
+        return self.env
+
+    def need_tasks(self) -> list[str]:
+        self.need_env()
+        if not self.tasks:
+            raise Skip("The environment lists no tasks to sample.")
+        return self.tasks
+
+    def claim(self, capability: str) -> None:
+        if not getattr(self.need_env().manifest.capabilities, capability):
+            raise Skip(f"The environment does not claim `{capability}`.")
+
+    async def play(self, policy: str | Any, task: str, key: str | None = None) -> Trajectory:
+        """Episodes of the built-in policies (and probes, by `key`) are cached: several checks compare them."""
+        key = f"{key or policy}\0{task}"
+        if key not in self.cache:
+            self.cache[key] = [await self.need_env().arollout(policy, task=task, seed=self.seed)]
+        return self.cache[key][0]
+
+
+def _score(traj: Trajectory, what: str) -> float:
+    if traj.status is not Status.OK or traj.judgment is None:
+        raise Fail(f"The {what} episode of task {traj.task_id} ended {traj.status.value}: {traj.error}.")
+    return traj.judgment.score
+
+
+# ---------------------------------------------------------------- connectable
+
+
+async def _loads(ctx: Context) -> str:
+    try:
+        ctx.env = load(ctx.uri, registry=ctx.registry)
+    except UsageError:
+        raise
+    except InfraFailure as exc:
+        # A server that cannot be reached says nothing about the environment: not measured, not failed.
+        raise Skip(f"Could not connect: {exc}") from exc
+    except Exception as exc:
+        raise Fail(f"Loading raised {type(exc).__name__}: {exc}") from exc
+    return f"Loaded as {type(ctx.env).__name__} ({ctx.env.manifest.mode.value} mode)."
+
+
+async def _manifest_valid(ctx: Context) -> str:
+    env = ctx.need_env()
+    manifest = env.manifest
+    # Sample tasks first, so the later checks still run (and report) if the manifest is faulty.
+    ids = env.task_ids(limit=MAX_LISTED_TASKS)
+    ctx.task_count = len(ids)
+    ctx.tasks = random.Random(ctx.seed).sample(ids, min(ctx.samples, len(ids)))
+    again = serde.loads(serde.dumps(manifest), Manifest)
+    if again != manifest:
+        raise Fail("The manifest does not survive a JSON round trip unchanged.")
+    if manifest.uri != ctx.uri:
+        raise Fail(f"The manifest's uri {manifest.uri!r} differs from the URI loaded ({ctx.uri!r}).")
+    for split in manifest.splits:
+        if split.count is not None and split.count < 0:
+            raise Fail(f"Split {split.name!r} has a negative task count.")
+    if len(set(ids)) != len(ids):
+        raise Fail("Task ids are not unique.")
+    caps = manifest.capabilities
+    if caps.tools != bool(manifest.tools):
+        listed = ", ".join(manifest.tools) or "none"
+        raise Fail(f"The manifest claims tools={caps.tools} but lists these tools: {listed}.")
+    if caps.max_turns is not None and caps.max_turns < 1:
+        raise Fail(f"The manifest claims max_turns={caps.max_turns}; an episode takes at least one turn.")
+    version = f"{manifest.format} {manifest.format_version}"
+    evidence = f"Valid {version} manifest, digest {env.digest[:19]}, {len(ids)} task ids listed."
+    # Rows whose gold answer is unusable are left out of the tasks (and so of the audit): say so, naming one.
+    bad = getattr(env, "bad_rows", ())
+    if bad:
+        evidence += f" {len(bad)} row(s) left out for bad gold answers, e.g.: {bad[0].sentence}"
+    return evidence
+
+
+async def _episode_starts(ctx: Context) -> str:
+    env = ctx.need_env()
+    task = ctx.need_tasks()[0]
+    if isinstance(env, StepEnvironment):
+        session = await env.asession(task=task, seed=ctx.seed)
+        try:
+            if session.done:
+                raise Fail(f"A new session of {task} is already done.")
+            kind = type(session.observation).__name__
+        finally:
+            await session.aclose()
+        return f"Session of {task} opened with a {kind} observation."
+    traj = await ctx.play("null", task)
+    if traj.status in (Status.ENV_ERROR, Status.INFRA_ERROR):
+        raise Fail(f"An episode of {task} could not start: {traj.error}")
+    return f"An episode of {task} started ({traj.status.value})."
+
+
+# ---------------------------------------------------------------- evaluable
+
+
+def _playable_policy(env: Environment) -> str:
+    caps = env.manifest.capabilities
+    # The null policy first: the plainest full episode. Garbage input is the audit's business.
+    for name, ok in (("null", caps.null_policy), ("random", caps.random_policy), ("reference", caps.reference_policy)):
+        if ok:
+            return name
+    raise Skip("The environment offers no built-in policy (random, null or reference) to play an episode.")
+
+
+async def _episode_completes(ctx: Context) -> str:
+    env = ctx.need_env()
+    task = ctx.need_tasks()[0]
+    policy = _playable_policy(env)
+    traj = await ctx.play(policy, task)
+    score = _score(traj, policy)
+    if not math.isfinite(score):
+        raise Fail(f"The judgment's score is {score}.")
+    # The turn claims are checked on what the episode did: actions in step mode, model calls otherwise.
+    caps = env.manifest.capabilities
+    turns = len(traj.steps) if traj.mode is Mode.STEP else len(traj.model_calls)
+    what = "step(s)" if traj.mode is Mode.STEP else "model call(s)"
+    if not caps.multi_turn and turns > 1:
+        raise Fail(f"The {policy} episode of {task} took {turns} {what}, but the environment claims not multi_turn.")
+    if caps.max_turns is not None and turns > caps.max_turns:
+        raise Fail(f"The {policy} episode of {task} took {turns} {what}, past the claimed max_turns {caps.max_turns}.")
+    return f"A {policy} episode of {task} finished ok in {turns} {what} with score {score:g}."
+
+
+# ---------------------------------------------------------------- trainable
+
+
+async def _seed_recreates(ctx: Context) -> str:
+    env = ctx.need_env()
+    caps = env.manifest.capabilities
+    if not (caps.seeded or caps.stable_task_ids):
+        raise Skip("The environment claims neither `seeded` nor `stable_task_ids`.")
+    task = ctx.need_tasks()[0]
+    policy = _playable_policy(env)
+    first = await env.arollout(policy, task=task, seed=ctx.seed)
+    second = await env.arollout(policy, task=task, seed=ctx.seed)
+    for traj in (first, second):
+        _score(traj, policy)
+    if first_view(first) != first_view(second):
+        raise Fail(
+            f"Two episodes of {task} with seed {ctx.seed} started from different observations "
+            f"({preview(first)} then {preview(second)})."
+        )
+    if replay_view(first) != replay_view(second) or first.score != second.score:
+        raise Fail(
+            f"The same actions on {task} with seed {ctx.seed} gave different steps or scores "
+            f"(episode {fingerprint(replay_view(first))} scored {first.score:g}, "
+            f"then {fingerprint(replay_view(second))} scored {second.score:g})."
+        )
+    return f"Two {policy} episodes of {task} (seed {first.seed}) matched step for step, score {first.score:g}."
+
+
+async def _fresh_process(ctx: Context) -> str:
+    env = ctx.need_env()
+    caps = env.manifest.capabilities
+    if not (caps.seeded or caps.stable_task_ids):
+        raise Skip("The environment claims neither `seeded` nor `stable_task_ids`, so there is nothing to replay.")
+    tasks = ctx.need_tasks()[:FRESH_PROCESS_TASKS]
+    # The reference's actions show the task's hidden state too (its gold answer), not only its start.
+    policy = "reference" if caps.reference_policy else _playable_policy(env)
+    here = {task: await ctx.play(policy, task) for task in tasks}
+    for traj in here.values():
+        _score(traj, policy)
+    registry = ctx.registry
+    try:
+        sources = registry.portable_sources() if registry is not None else None
+    except Exception as exc:  # a plugin object that cannot be pickled lives only here
+        raise Skip(f"The plugins of this check cannot travel to a fresh interpreter ({exc}).") from exc
+    hash_seed = other_hash_seed()
+    request = {"uri": ctx.uri, "sources": sources, "policy": policy, "tasks": tasks, "seed": ctx.seed}
+    try:
+        answer = await replay_elsewhere(request, hash_seed)
+    except RuntimeError as exc:
+        raise Skip(f"No fresh interpreter could replay the tasks of {ctx.uri}: {exc}") from exc
+    where = f"a fresh interpreter (PYTHONHASHSEED={hash_seed})"
+    if "error" in answer:
+        error = answer["error"]
+        if error.startswith(("ModuleNotFoundError", "ImportError", "AttributeError", "PicklingError")) and sources:
+            raise Skip(f"The plugins of this check live only in this process; {where} failed with {error}.")
+        raise Fail(f"In {where}, loading {ctx.uri} and replaying {', '.join(tasks)} failed: {error}.")
+    if answer["digest"] != env.digest:
+        raise Fail(f"The manifest digest differs in {where}: {answer['digest'][:19]} there, {env.digest[:19]} here.")
+    for task, traj in here.items():
+        there = answer["episodes"][task]
+        if there["first"] != fingerprint(first_view(traj)):
+            raise Fail(
+                f"In {where}, task {task} with seed {ctx.seed} starts from another observation: "
+                f"{there['preview']} there, {preview(traj)} here."
+            )
+        if there["replay"] != fingerprint(replay_view(traj)) or there["score"] != traj.score:
+            raise Fail(
+                f"In {where}, the same {policy} actions on {task} (seed {ctx.seed}) gave another episode: score "
+                f"{there['score']} there, {traj.score:g} here ({there['replay']} vs {fingerprint(replay_view(traj))})."
+            )
+    return f"A{where[1:]} replayed {len(here)} {policy} episode(s) step for step, with the same manifest digest."
+
+
+async def _model_path_recorded(ctx: Context) -> str:
+    env = ctx.need_env()
+    task = ctx.need_tasks()[0]
+    traj = await ctx.play(_playable_policy(env), task)
+    with TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.jsonl"
+        with Sink(path) as sink:
+            sink.write(traj)
+        back = list(read_trajectories(path))
+    if back != [traj]:
+        field, wrote, read = _first_difference(traj, back[0] if back else None)
+        raise Fail(
+            f"A trajectory of {traj.task_id} written to JSONL does not read back equal: its {field} was "
+            f"{_short(wrote)} and reads back as {_short(read)}."
+        )
+    if not traj.policy.kind or traj.manifest_digest != env.digest or traj.env_uri != env.uri:
+        raise Fail(
+            f"The trajectory of {traj.task_id} records policy {traj.policy.kind!r}, URI {traj.env_uri!r} and digest "
+            f"{traj.manifest_digest[:19]}, not the environment's {env.uri!r} and {env.digest[:19]}."
+        )
+    if traj.task_id is None and traj.seed is None:
+        raise Fail(f"A {traj.policy.kind} trajectory of {env.uri} records neither a task id nor a seed.")
+    recorded = f"policy {traj.policy.kind!r}, task {traj.task_id}, seed {traj.seed}"
+    return f"Recorded {recorded} and the manifest digest; the JSONL round trip is equal."
+
+
+def _first_difference(wrote: Trajectory, read: Trajectory | None) -> tuple[str, Any, Any]:
+    if read is None:
+        return "record", "one trajectory", "nothing"
+    for field in attrs.fields(Trajectory):
+        a, b = getattr(wrote, field.name), getattr(read, field.name)
+        if a != b:
+            if field.name == "steps":
+                index = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y) if a and b else 0
+                return f"step {index}", a[index] if a else None, b[index] if b else None
+            return field.name, a, b
+    return "record", wrote, read
+
+
+def _short(value: Any, width: int = 100) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _raises(exc: Exception) -> Callable[[Any], Any]:
+    def policy(_observation: Any) -> Any:
+        raise exc
+
+    return policy
+
+
+async def _failures_classified(ctx: Context) -> str:
+    env = ctx.need_env()
+    task = ctx.need_tasks()[0]
+    broken = await env.arollout(
+        CallablePolicy(_raises(RuntimeError("deliberate policy failure"))), task=task, seed=ctx.seed
+    )
+    if broken.status is not Status.POLICY_ERROR or broken.score != 0.0:
+        raise Fail(
+            f"A raising policy gave status {broken.status.value} and score {broken.score}, not policy_error scored 0."
+        )
+    infra = await env.arollout(CallablePolicy(_raises(InfraFailure("deliberate outage"))), task=task, seed=ctx.seed)
+    if infra.status is not Status.INFRA_ERROR or infra.judgment is not None:
+        raise Fail(
+            f"An infrastructure failure gave status {infra.status.value} and judgment {infra.judgment}; "
+            "it must be infra_error, unjudged."
+        )
+    return "A raising policy is policy_error scored 0; an infrastructure failure is infra_error with no score."
+
+
+# ---------------------------------------------------------------- audited
+
+
+def _sign_test(wins: int, losses: int) -> float:
+    """One-sided sign test: the chance of at least `wins` wins in `wins + losses` fair coin flips."""
+    n = wins + losses
+    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2**n if n else 1.0
+
+
+async def _reference_beats_null(ctx: Context) -> str:
+    ctx.claim("reference_policy")
+    ctx.claim("null_policy")
+    stochastic = ctx.need_env().manifest.capabilities.stochastic
+    refs, nulls = [], []
+    for task in ctx.need_tasks():
+        ref = _score(await ctx.play("reference", task), "reference")
+        null = _score(await ctx.play("null", task), "null")
+        if ref < null or (ref == null and not stochastic):
+            raise Fail(
+                f"On {task} (seed {ctx.seed}) the reference scored {ref:g}, not above the null policy's {null:g}."
+            )
+        refs.append(ref)
+        nulls.append(null)
+    sampled = f"{len(refs)} of {_count(ctx)} tasks"
+    if stochastic:
+        wins = sum(r > n for r, n in zip(refs, nulls, strict=True))
+        losses = sum(r < n for r, n in zip(refs, nulls, strict=True))
+        p = _sign_test(wins, losses)
+        if not sum(refs) > sum(nulls):
+            raise Fail(f"The reference did not beat the null policy on average over {sampled} (sign test p={p:.3g}).")
+        return (
+            f"Stochastic: the reference was never below the null policy over {sampled} and beat it on {wins} "
+            f"(sign test p={p:.3g}: {'confident' if p < 0.05 else 'not yet confident; sample more tasks'})."
+        )
+    return f"The reference beat the null policy on all {sampled} (mean {_mean(refs):.2f} against {_mean(nulls):.2f})."
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _count(ctx: Context) -> str:
+    return f"at least {ctx.task_count}" if ctx.task_count >= MAX_LISTED_TASKS else str(ctx.task_count)
+
+
+def _label(action: Any) -> str:
+    """How a constant shows in a sentence: the answer inside answer tags, else the action itself."""
+    text = extract_answer(action) if isinstance(action, str) else action
+    return repr(text)
+
+
+async def _probes(ctx: Context, env: Environment) -> list[tuple[str, Any]]:
+    """The cheap policies the floor is the best of: the null and random policies, and constant actions."""
+    probes: list[tuple[str, Any]] = []
+    caps = env.manifest.capabilities
+    if caps.null_policy:
+        probes.append(("the null policy", "null"))
+    if caps.random_policy:
+        probes.append(("random garbage", "random"))
+    if env.manifest.mode is Mode.TASK:
+        return probes  # a harness runs agents, not answers: its floor is doing nothing, or garbage
+    constants: list[Any] = []
+    if isinstance(env, StepEnvironment):
+        session = await env.asession(task=ctx.tasks[0], seed=ctx.seed)
+        try:
+            constants.extend(session.constant_actions() or ())
+        finally:
+            await session.aclose()
+    else:
+        constants.extend(CONSTANT_ANSWERS)
+    golds = [t.steps[0].action for task in ctx.tasks if (t := await ctx.play("reference", task)).steps]
+    short = [g for g in golds if isinstance(g, str) and len(extract_answer(g)) <= MAX_CONSTANT_LENGTH]
+    common = Counter(short).most_common(MAX_GOLD_CONSTANTS)
+    constants.extend(gold for gold, _count in common)
+    seen: set[str] = set()
+    for constant in constants:
+        key = repr(constant)
+        if key not in seen:
+            seen.add(key)
+            probes.append(
+                (
+                    f"a constant {'answer' if isinstance(constant, str) else 'action'} {_label(constant)}",
+                    CallablePolicy(_constant(constant)),
+                )
+            )
+    return probes
+
+
+def _constant(value: Any) -> Callable[[Any], Any]:
+    def constant(_observation: Any) -> Any:
+        return value
+
+    return constant
+
+
+async def _reference_beats_floor(ctx: Context) -> str:
+    env = ctx.need_env()
+    ctx.claim("reference_policy")
+    tasks = ctx.need_tasks()
+    refs = [_score(await ctx.play("reference", task), "reference") for task in tasks]
+    reference = _mean(refs)
+    best_name, best = "", -math.inf
+    for name, policy in await _probes(ctx, env):
+        scores = []
+        for task in tasks:
+            traj = await ctx.play(policy, task, key=name)
+            if traj.status is Status.VERIFIER_ERROR:
+                raise Fail(f"The verifier crashed on {name} for {task} instead of scoring it: {traj.error}")
+            # A cheap policy the environment refuses (policy_error) is judged 0, as any failing policy is.
+            scores.append(
+                traj.judgment.score if traj.status is Status.POLICY_ERROR and traj.judgment else _score(traj, name)
+            )
+        if _mean(scores) > best:
+            best_name, best = name, _mean(scores)
+    if best_name == "":
+        raise Skip("The environment offers no cheap policy (null, random or constant) to measure a floor with.")
+    # A margin is a share of the score range where the environment declares one; otherwise raw score units.
+    score_range = env.manifest.score_range
+    width = score_range[1] - score_range[0] if score_range and score_range[1] > score_range[0] else 1.0
+    margin = (reference - best) / width
+    ctx.floor = Floor(
+        probe=best_name, score=best, reference=reference, margin=margin, required=ctx.margin, tasks=len(tasks)
+    )
+    over = f"over {len(tasks)} of {_count(ctx)} tasks"
+    said = f"{best_name} averages {best:.2f} against the reference's {reference:.2f} {over}"
+    units = "" if score_range else " (in raw score units: the environment declares no score range)"
+    if margin < ctx.margin:
+        raise Fail(f"Not discriminating: {said}, a margin of {margin:.2f}{units} where {ctx.margin:.2f} is required.")
+    return f"The floor is {said}: a margin of {margin:.2f}{units} ({ctx.margin:.2f} required)."
+
+
+CHECKS: tuple[tuple[str, Tier, CheckFn, str | None], ...] = (
+    ("connectable/loads", Tier.CONNECTABLE, _loads, "runtime.startup"),
+    ("connectable/manifest-valid", Tier.CONNECTABLE, _manifest_valid, "static.manifest"),
+    ("connectable/episode-starts", Tier.CONNECTABLE, _episode_starts, None),
+    ("evaluable/episode-completes", Tier.EVALUABLE, _episode_completes, "runtime.reward_well_formed"),
+    ("trainable/seed-recreates", Tier.TRAINABLE, _seed_recreates, "runtime.episode_determinism"),
+    ("trainable/fresh-process", Tier.TRAINABLE, _fresh_process, None),
+    ("trainable/model-path-recorded", Tier.TRAINABLE, _model_path_recorded, "runtime.trajectory_record"),
+    ("trainable/failures-classified", Tier.TRAINABLE, _failures_classified, None),
+    ("audited/reference-beats-null", Tier.AUDITED, _reference_beats_null, "semantic.floor_gap"),
+    ("audited/reference-beats-floor", Tier.AUDITED, _reference_beats_floor, "semantic.canary_floor"),
+)
+"""Every check in the order it runs: (id, tier, function, OpenEnv validation id)."""

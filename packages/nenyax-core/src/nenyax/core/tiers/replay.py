@@ -1,0 +1,55 @@
+"""The other side of the ``trainable/fresh-process`` check: replays episodes in a fresh interpreter.
+
+Run as ``python -m nenyax.core.tiers.replay``; it reads one JSON request per line on stdin (the URI,
+the plugins to rebuild the registry from, the policy, the tasks and the seed) and answers one JSON line each
+with the manifest digest and fingerprints of the episode, so the checking process can compare them
+with its own. It stays alive between requests: imports are paid once per check run, not per URI.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import orjson
+
+from nenyax.core.engine.loader import load
+from nenyax.core.plugins.registry import from_portable
+from nenyax.core.tiers.views import fingerprint, first_view, preview, replay_view
+
+
+def replay(request: dict[str, Any]) -> dict[str, Any]:
+    """Load the URI here and play the episode the request names; return what it looked like."""
+    sources = request.get("sources")
+    env = load(request["uri"], registry=None if sources is None else from_portable(sources))
+    try:
+        episodes = {}
+        for task in request["tasks"]:
+            traj = env.rollout(request["policy"], task=task, seed=request["seed"])
+            episodes[task] = {
+                "first": fingerprint(first_view(traj)),
+                "replay": fingerprint(replay_view(traj)),
+                "preview": preview(traj),
+                "score": traj.score,
+                "status": traj.status.value,
+            }
+        return {"digest": env.digest, "episodes": episodes}
+    finally:
+        env.close()
+
+
+def main() -> None:
+    """Answer requests until stdin closes (argv[1]: the checking process's import path, as JSON)."""
+    if len(sys.argv) > 1:
+        sys.path.extend(p for p in orjson.loads(sys.argv[1]) if p not in sys.path)
+    for line in sys.stdin.buffer:
+        try:
+            answer = replay(orjson.loads(line))
+        except BaseException as exc:
+            answer = {"error": f"{type(exc).__name__}: {exc}"}
+        sys.stdout.buffer.write(orjson.dumps(answer) + b"\n")
+        sys.stdout.buffer.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""`LocalProcessSandbox`: the sandbox interface over plain subprocesses in a temporary folder.
+
+A harness double, not a sandbox: nothing is isolated (no namespaces, no limits, the network is
+reachable). It exists so task-mode code can be exercised through the real `Sandbox` interface in
+core's own tests, where no isolating backend is installed; the real backends (bwrap, docker over
+podman) are separate distributions with their own conformance checks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from nenyax.core.contract.sandbox import ExecResult, SandboxCapabilities, SandboxImage, SandboxSpec
+from nenyax.core.errors import InfraFailure
+
+
+def _tree_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return "sha256:" + digest.hexdigest()
+
+
+class LocalProcessHandle:
+    """A temporary folder standing in for the sandbox's filesystem; commands run there."""
+
+    def __init__(self, image: SandboxImage) -> None:
+        """Copy the image's context (if any) into a fresh folder."""
+        self.image = image
+        self.root = Path(tempfile.mkdtemp(prefix="nenyax-localbox-"))
+        if image.spec.context is not None:
+            shutil.copytree(image.spec.context, self.root, dirs_exist_ok=True)
+
+    def _local(self, remote: str) -> Path:
+        # The spec's workdir maps to the folder itself; absolute paths are taken inside it.
+        workdir = self.image.spec.workdir.rstrip("/")
+        relative = remote[len(workdir) :] if remote.startswith(workdir) else remote
+        return self.root / relative.lstrip("/")
+
+    async def exec(
+        self,
+        command: Sequence[str] | str,
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        on_output: object = None,
+    ) -> ExecResult:
+        """Run `command` in the folder; past `timeout` the whole process group is killed."""
+        started = time.perf_counter()
+        where = self._local(cwd) if cwd else self.root
+        environment = {**os.environ, **self.image.spec.env, **(env or {})}
+        try:
+            if isinstance(command, str):
+                proc = await asyncio.create_subprocess_shell(
+                    command, cwd=where, env=environment, stdout=-1, stderr=-1, start_new_session=True
+                )
+            else:
+                proc = await asyncio.create_subprocess_exec(
+                    *command, cwd=where, env=environment, stdout=-1, stderr=-1, start_new_session=True
+                )
+        except OSError as exc:
+            msg = f"The local sandbox could not start {command!r}: {exc}."
+            raise InfraFailure(msg) from exc
+        timed_out = False
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout)
+        except TimeoutError:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = await proc.communicate()
+        return ExecResult(
+            exit_code=proc.returncode if proc.returncode is not None else -9,
+            stdout=out.decode(errors="replace"),
+            stderr=err.decode(errors="replace"),
+            timed_out=timed_out,
+            duration=time.perf_counter() - started,
+        )
+
+    async def put(self, local: Path, remote: str) -> None:
+        """Copy a file or folder in."""
+        target = self._local(remote)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if Path(local).is_dir():
+            shutil.copytree(local, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(local, target)
+
+    async def get(self, remote: str, local: Path) -> None:
+        """Copy a file or folder out."""
+        source = self._local(remote)
+        if not source.exists():
+            msg = f"{remote} does not exist in the sandbox."
+            raise InfraFailure(msg)
+        if source.is_dir():
+            shutil.copytree(source, local, dirs_exist_ok=True)
+        else:
+            Path(local).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, local)
+
+    async def stop(self) -> None:
+        """Remove the folder (twice is fine)."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    async def __aenter__(self) -> LocalProcessHandle:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+class LocalProcessSandbox:
+    """The backend: images are folders (their digest is the content's), handles are temporary folders."""
+
+    capabilities = SandboxCapabilities(persistent_session=True)
+
+    async def build(self, spec: SandboxSpec) -> SandboxImage:
+        """Resolve the spec; a context folder is hashed, a named image is taken as it is."""
+        if spec.context is not None:
+            if not spec.context.is_dir():
+                msg = f"The sandbox context {spec.context} is not a folder."
+                raise InfraFailure(msg)
+            return SandboxImage(ref=str(spec.context), digest=_tree_digest(spec.context), spec=spec)
+        name = spec.image or ""
+        return SandboxImage(ref=name, digest="sha256:" + hashlib.sha256(name.encode()).hexdigest(), spec=spec)
+
+    async def start(self, image: SandboxImage) -> LocalProcessHandle:
+        """A fresh folder from `image`."""
+        return LocalProcessHandle(image)
