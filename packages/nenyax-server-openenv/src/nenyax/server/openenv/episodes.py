@@ -139,7 +139,9 @@ class Episode:
         self.status = None
         self.done = False
         self._renders = served.renders
-        metadata = {"episode_id": self.episode_id, "task_id": self.task_id, "seed": self.seed}
+        # No episode_id in observations (it is in the state): a random id would make two replays of the
+        # same seed differ (nenyax check through nenyax-adapters-openenv compares them).
+        metadata = {"task_id": self.task_id, "seed": self.seed}
         if session.done:  # an environment whose episode is over before any action: judge it now
             return await self._finish(None, metadata)
         return self._result(session.observation, None, False, metadata)
@@ -266,7 +268,6 @@ class Episode:
             metadata["truncated"] = step.truncated or not step.done  # cut at max_turns counts as truncated
             metadata["step_reward"] = step.reward
         metadata.update(
-            episode_id=self.episode_id,
             task_id=self.task_id,
             seed=self.seed,
             status=self.status,
@@ -305,7 +306,6 @@ class Episode:
         await self._close_session()
         metadata = {
             "step": len(self.steps),
-            "episode_id": self.episode_id,
             "task_id": self.task_id,
             "seed": self.seed,
             "status": self.status,
