@@ -1,10 +1,17 @@
-"""``gymnasium:<env id or module:Class>?<make kwargs>``: a URI parsed into a spec, and the env it makes."""
+"""``gymnasium:<env id | module:EnvId | module:Class>?<make kwargs>``: a URI parsed into a spec, and the env it makes.
+
+``module:EnvId`` is gymnasium's own form (``gymnasium.make("minigrid:MiniGrid-Empty-5x5-v0")``): the
+module is imported first, which registers its ids; only that module is imported, never every
+installed package. ``module:Class`` names an env class; when the registry has an id for that class
+its settings (time limit, reward threshold) are used, as ``gymnasium.make`` of the id would.
+"""
 
 from __future__ import annotations
 
 import importlib
 import inspect
 import re
+import sys
 from typing import Any
 
 import attrs
@@ -32,7 +39,11 @@ class GymSpec:
     target: str
     """The env id, or ``module:Class``."""
     entry_point: str | None
-    """``module:Class`` for an unregistered env class, else None."""
+    """``module:Class`` for an env class, else None."""
+    env_id: str | None = None
+    """The registered id to make (``MiniGrid-Empty-5x5-v0`` of ``minigrid:MiniGrid-Empty-5x5-v0``); None for a class."""
+    registration: EnvSpec | None = None
+    """The registry's spec for an env class (its time limit and threshold), when one exists."""
     kwargs: dict[str, Any]
     """Keyword arguments for ``gymnasium.make`` (the env's own, plus ``max_episode_steps``...)."""
     tasks: int
@@ -51,29 +62,73 @@ def _registered_id(target: str) -> str:
     raise BadURIError(msg)
 
 
-def _env_class(target: str) -> str:
-    module_name, _, class_name = target.rpartition(":")
+def import_module(module_name: str, target: str) -> Any:
+    """Import `module_name` (which registers its envs); `BadURIError` naming `target` when it cannot be imported."""
     try:
-        module = importlib.import_module(module_name)
+        return importlib.import_module(module_name)
     except ImportError as exc:
         msg = f"Cannot import the module {module_name!r} of {target!r} ({_one_line(exc)})."
         raise BadURIError(msg) from exc
-    cls = getattr(module, class_name, None)
-    if not (inspect.isclass(cls) and issubclass(cls, gym.Env)):
-        found = [n for n, v in vars(module).items() if inspect.isclass(v) and issubclass(v, gym.Env)]
-        msg = f"{module_name} has no gymnasium.Env subclass {class_name!r}." + did_you_mean(
-            class_name, found, "env class"
-        )
-        raise BadURIError(msg)
-    return target
+
+
+def _env_classes(module: Any) -> list[str]:
+    return [n for n, v in vars(module).items() if inspect.isclass(v) and issubclass(v, gym.Env)]
+
+
+def ids_of_module(module_name: str) -> list[str]:
+    """The registered ids whose entry point lives in `module_name` (or below it), after importing it."""
+    root = module_name.split(".")[0]
+    return sorted(
+        env_id
+        for env_id, env_spec in gym.registry.items()
+        if isinstance(env_spec.entry_point, str) and re.match(rf"{re.escape(root)}[.:]", env_spec.entry_point)
+    )
+
+
+def registration_of(cls: type) -> EnvSpec | None:
+    """The registry's spec for the env class `cls`: one without kwargs first, then the newest version.
+
+    Only entry points of modules already imported are resolved, so this imports nothing.
+    """
+    found = []
+    for env_spec in gym.registry.values():
+        entry = env_spec.entry_point
+        if isinstance(entry, str):
+            module_name, _, name = entry.partition(":")
+            module = sys.modules.get(module_name)
+            if module is None or getattr(module, name, None) is not cls:
+                continue
+        elif entry is not cls:
+            continue
+        found.append(env_spec)
+    if not found:
+        return None
+    return min(found, key=lambda e: (bool(e.kwargs), -(e.version or 0), e.id))
+
+
+def _resolve(target: str) -> tuple[str | None, str | None, EnvSpec | None]:
+    """(entry point, env id, registration) for ``module:Name``: a registered id or an env class of the module."""
+    module_name, _, name = target.partition(":")
+    module = import_module(module_name, target)
+    if name in gym.registry:
+        return None, name, None
+    cls = getattr(module, name, None)
+    if inspect.isclass(cls) and issubclass(cls, gym.Env):
+        return target, None, registration_of(cls)
+    known = ids_of_module(module_name) + _env_classes(module)
+    msg = f"{module_name} registers no environment id and has no gymnasium.Env subclass {name!r}." + did_you_mean(
+        name, known, "env id or class"
+    )
+    raise BadURIError(msg)
 
 
 def parse_spec(uri: EnvURI) -> GymSpec:
     """Validate the env id (or class) and the adapter's own keys of `uri`."""
     target = uri.target.strip()
-    entry_point = _env_class(target) if re.fullmatch(r"[\w.]+:\w+", target) else None
-    if entry_point is None:
-        _registered_id(target)
+    if re.fullmatch(r"[\w.]+:\S+", target):
+        entry_point, env_id, registration = _resolve(target)
+    else:
+        entry_point, env_id, registration = None, _registered_id(target), None
     params = dict(uri.params)
     tasks = params.pop("tasks", DEFAULT_TASKS)
     if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 1:
@@ -87,7 +142,15 @@ def parse_spec(uri: EnvURI) -> GymSpec:
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
         msg = f"max_episode_steps in {uri.raw!r} must be an integer of at least 1, got {steps!r}."
         raise BadURIError(msg)
-    return GymSpec(target=target, entry_point=entry_point, kwargs=params, tasks=tasks, on_unparseable=fallback)
+    return GymSpec(
+        target=target,
+        entry_point=entry_point,
+        env_id=env_id,
+        registration=registration,
+        kwargs=params,
+        tasks=tasks,
+        on_unparseable=fallback,
+    )
 
 
 def _accepted(entry_point: Any) -> list[str]:
@@ -110,11 +173,18 @@ def make(spec: GymSpec) -> gym.Env[Any, Any]:
     """``gymnasium.make`` the env `spec` names; bad kwargs are a `BadURIError`, missing deps an `EnvironmentFailure`."""
     kwargs = dict(spec.kwargs)
     if spec.entry_point is not None:
-        env_spec = EnvSpec(id=spec.target, entry_point=spec.entry_point)
-        registered_limit = None
+        # The class's registration settings, but not its kwargs: the URI's own kwargs are what is made.
+        reg = spec.registration
+        env_spec = EnvSpec(
+            id=spec.target,
+            entry_point=spec.entry_point,
+            reward_threshold=reg.reward_threshold if reg else None,
+            nondeterministic=reg.nondeterministic if reg else False,
+            max_episode_steps=reg.max_episode_steps if reg else None,
+        )
     else:
-        env_spec = gym.spec(spec.target)
-        registered_limit = env_spec.max_episode_steps
+        env_spec = gym.spec(spec.env_id or spec.target)
+    registered_limit = env_spec.max_episode_steps
     if registered_limit is None:
         kwargs.setdefault("max_episode_steps", DEFAULT_TIME_LIMIT)
     if "render_mode" not in kwargs and "ansi" in _render_modes(env_spec.entry_point):
