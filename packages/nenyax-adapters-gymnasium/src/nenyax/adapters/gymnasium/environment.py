@@ -97,7 +97,8 @@ class GymEnvironment(StepEnvironment):
             description=" ".join(description.split())[:500],
             splits=(Split(name="seeds", count=self.spec.tasks),),
             observation=(
-                f"{_stable(self.observation_space)}, stored in steps as JSON (lists of numbers, ints, objects)."
+                f"{_stable(self.observation_space)}, stored in steps as JSON (lists of numbers, ints, objects; arrays "
+                "of more than 1024 numbers as {'__ndarray__': {dtype, shape, base64 data}})."
             ),
             action=(
                 f"{_stable(self.action_space)}; chat models answer inside <action></action> (see the system prompt)."
@@ -121,6 +122,8 @@ class GymEnvironment(StepEnvironment):
                 "reference": "policy iteration on env.unwrapped.P" if self.plan else self.why_no_reference,
                 "text_codec": self.codec_problem or "ok",
                 "on_unparseable": self.spec.on_unparseable,
+                "retries": self.spec.retries,
+                "observations": self.spec.observations,
                 "reuses_envs": self.reuse_envs,
                 "action_meanings": list(self.meanings or ()),
             },

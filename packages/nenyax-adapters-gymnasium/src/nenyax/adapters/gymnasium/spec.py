@@ -28,7 +28,12 @@ DEFAULT_TIME_LIMIT = 1000
 an episode that never terminates (a null policy walking into a wall) still ends, as truncated."""
 FALLBACKS = ("fail", "noop", "random")
 """What an unparseable model reply does: end the episode as policy_error, or play a fallback action."""
-ADAPTER_KEYS = ("tasks", "on_unparseable")
+OBSERVATIONS = ("all", "last", "none")
+"""Which steps keep their observation: every step, the last one only, or none (long or heavy episodes)."""
+DEFAULT_RETRIES = 3
+"""Unparseable replies a chat policy may follow with another reply, per action, before `on_unparseable` applies."""
+MAX_RETRIES = 20
+ADAPTER_KEYS = ("tasks", "on_unparseable", "observations", "retries")
 """Query keys the adapter consumes itself instead of passing to ``gymnasium.make``."""
 
 
@@ -48,6 +53,10 @@ class GymSpec:
     """Keyword arguments for ``gymnasium.make`` (the env's own, plus ``max_episode_steps``...)."""
     tasks: int
     on_unparseable: str
+    observations: str = "all"
+    """Which steps record their observation (`OBSERVATIONS`)."""
+    retries: int = DEFAULT_RETRIES
+    """Replies a chat policy may retry per action after an unparseable one, told the parser's error."""
 
 
 def _one_line(text: object) -> str:
@@ -138,6 +147,16 @@ def parse_spec(uri: EnvURI) -> GymSpec:
     if fallback not in FALLBACKS:
         msg = f"on_unparseable must be one of {', '.join(FALLBACKS)}, got {fallback!r}."
         raise BadURIError(msg)
+    observations = params.pop("observations", "all")
+    if observations is None:  # the URI grammar reads `none` as null
+        observations = "none"
+    if observations not in OBSERVATIONS:
+        msg = f"observations must be one of {', '.join(OBSERVATIONS)}, got {observations!r}."
+        raise BadURIError(msg)
+    retries = params.pop("retries", DEFAULT_RETRIES)
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_RETRIES:
+        msg = f"retries in {uri.raw!r} must be an integer from 0 to {MAX_RETRIES}, got {retries!r}."
+        raise BadURIError(msg)
     steps = params.get("max_episode_steps")
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
         msg = f"max_episode_steps in {uri.raw!r} must be an integer of at least 1, got {steps!r}."
@@ -150,6 +169,8 @@ def parse_spec(uri: EnvURI) -> GymSpec:
         kwargs=params,
         tasks=tasks,
         on_unparseable=fallback,
+        observations=observations,
+        retries=retries,
     )
 
 
