@@ -30,7 +30,7 @@ def main() -> None:
     for seed in range(args.seeds):
         traj = env.rollout(model, task=f"FrozenLake-v1/seed/{seed}")
         counts[traj.status.value] += 1
-        calls += len(traj.calls)
+        calls += len(traj.model_calls)
         retried += sum(1 for s in traj.steps if s.info.get("retry"))
         end = "goal" if traj.score > 0 else ("hole/limit" if traj.status.value == "ok" else traj.status.value)
         print(f"seed {seed}: {traj.status.value} ({end}), {len(traj.steps)} turns", flush=True)
