@@ -15,10 +15,10 @@ import json
 import tracemalloc
 from typing import Any
 
-import numpy as np
-
 import gymnasium as gym
+import numpy as np
 from gymnasium import spaces
+
 from nenyax.core import load, serde
 
 SHAPE = (210, 160, 3)
