@@ -27,13 +27,14 @@ def main() -> None:
     model = Endpoint(args.model, max_tokens=args.max_tokens, temperature=0.7)
     counts: collections.Counter[str] = collections.Counter()
     started, calls, retried = time.perf_counter(), 0, 0
-    for seed in range(args.seeds):
-        traj = env.rollout(model, task=f"FrozenLake-v1/seed/{seed}")
+    tasks = [f"FrozenLake-v1/seed/{seed}" for seed in range(args.seeds)]
+    # All seeds at once: one model load, and the local provider batches the concurrent replies.
+    for traj in env.rollouts(model, tasks, concurrency=args.seeds):
         counts[traj.status.value] += 1
         calls += len(traj.model_calls)
         retried += sum(1 for s in traj.steps if s.info.get("retry"))
         end = "goal" if traj.score > 0 else ("hole/limit" if traj.status.value == "ok" else traj.status.value)
-        print(f"seed {seed}: {traj.status.value} ({end}), {len(traj.steps)} turns", flush=True)
+        print(f"seed {traj.seed}: {traj.status.value} ({end}), {len(traj.steps)} turns", flush=True)
     wall = time.perf_counter() - started
     print(
         f"retries={args.retries}: {counts['ok']}/{args.seeds} ok {dict(counts)}; "
