@@ -12,7 +12,14 @@ from nenyax.core.contract.trajectory import Judgment, ModelCall, Status, Step, T
 from nenyax.core.engine.policies import Policy, Turn
 from nenyax.core.engine.session import Session
 from nenyax.core.engine.sync import run_sync
-from nenyax.core.errors import InfraFailure, PluginLoadError, PolicyFailure, UsageError, VerifierFailure
+from nenyax.core.errors import (
+    InfraFailure,
+    PluginLoadError,
+    PolicyFailure,
+    RetryablePolicyFailure,
+    UsageError,
+    VerifierFailure,
+)
 
 if TYPE_CHECKING:
     from nenyax.core.engine.environment import StepEnvironment
@@ -57,7 +64,8 @@ async def _play(session: Session, policy: Policy, episode: _Episode, rng_seed: s
         session=session, observation=None, messages=episode.messages, index=0, rng_seed=rng_seed, calls=episode.calls
     )
     steps = episode.steps
-    while not session.done and len(steps) < max_turns:
+    retried = 0  # retried replies are recorded turns but not env steps, so max_turns does not count them
+    while not session.done and len(steps) - retried < max_turns:
         observation = turn.observation = session.observation
         turn.index = len(steps)
         if speaks_text:
@@ -90,14 +98,23 @@ async def _play(session: Session, policy: Policy, episode: _Episode, rng_seed: s
             episode.messages.append({"role": "assistant", "content": text})
             try:
                 action = session.parse_action(text)
+            except RetryablePolicyFailure as exc:  # recorded as a turn; the session asks again with the error
+                recorded = session.recorded_observation(observation)
+                steps.append(
+                    Step(observation=recorded, action=None, text=text, info={"error": str(exc), "retry": True})
+                )
+                retried += 1
+                continue
             except PolicyFailure as exc:
-                steps.append(Step(observation=observation, action=None, text=text, info={"error": str(exc)}))
+                recorded = session.recorded_observation(observation)
+                steps.append(Step(observation=recorded, action=None, text=text, info={"error": str(exc)}))
                 episode.fail(Status.POLICY_ERROR, exc)
                 return
             except ABORT:
                 raise
             except Exception as exc:  # a parser that crashes is the adapter's bug, not the model's
-                steps.append(Step(observation=observation, action=None, text=text, info={"error": describe(exc)}))
+                recorded = session.recorded_observation(observation)
+                steps.append(Step(observation=recorded, action=None, text=text, info={"error": describe(exc)}))
                 episode.fail(Status.ENV_ERROR, exc)
                 return
         try:
@@ -105,15 +122,18 @@ async def _play(session: Session, policy: Policy, episode: _Episode, rng_seed: s
         except ABORT:
             raise
         except PolicyFailure as exc:  # the environment rejected the action as invalid
-            steps.append(Step(observation=observation, action=action, text=text, info={"error": str(exc)}))
+            recorded = session.recorded_observation(observation)
+            steps.append(Step(observation=recorded, action=action, text=text, info={"error": str(exc)}))
             episode.fail(Status.POLICY_ERROR, exc)
             return
         except VerifierFailure as exc:  # environments that score inside act(): keep the action, no score
-            steps.append(Step(observation=observation, action=action, text=text, info={"error": str(exc)}))
+            recorded = session.recorded_observation(observation)
+            steps.append(Step(observation=recorded, action=action, text=text, info={"error": str(exc)}))
             episode.fail(Status.VERIFIER_ERROR, exc)
             return
         except InfraFailure as exc:  # an environment behind a network or sandbox lost it
-            steps.append(Step(observation=observation, action=action, text=text, info={"error": str(exc)}))
+            recorded = session.recorded_observation(observation)
+            steps.append(Step(observation=recorded, action=action, text=text, info={"error": str(exc)}))
             episode.fail(Status.INFRA_ERROR, exc)
             return
         except Exception as exc:
