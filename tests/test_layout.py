@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = sorted(p.parent for p in ROOT.glob("packages/*/pyproject.toml"))
-AREAS = ("adapters", "learners", "providers", "sandboxes", "judges", "exporters", "tracers")
+AREAS = ("adapters", "learners", "providers", "sandboxes", "judges", "exporters", "tracers", "server")
 
 
 def test_there_are_packages():

@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "list": ("nenyax.cli.commands.list_", "list_command", "List the environments each installed adapter can load."),
     "plugins": ("nenyax.cli.commands.plugins", "plugins_command", "List installed plugins by kind."),
     "try": ("nenyax.cli.commands.try_", "try_command", "Play one episode with a model and replay it."),
+    "serve": ("nenyax.cli.commands.serve", "serve_command", "Serve a step-mode environment as an OpenEnv server."),
     "view": ("nenyax.cli.commands.view", "view_command", "Write an HTML page listing a run's episodes."),
     "adapter-check": (
         "nenyax.cli.commands.conformance",

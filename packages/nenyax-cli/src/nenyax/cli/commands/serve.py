@@ -1,0 +1,47 @@
+"""``nenyax serve URI``: any step-mode environment as a standard OpenEnv server (nenyax-server-openenv)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from nenyax.core import UsageError
+
+
+@click.command("serve")
+@click.argument("uri")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (0 picks a free one)."
+)
+@click.option(
+    "--max-sessions", type=click.IntRange(min=1), default=1024, show_default=True, help="Most sessions open at once."
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=300.0,
+    show_default=True,
+    help="Seconds before a session without messages is closed.",
+)
+@click.option(
+    "--max-frame-bytes",
+    type=click.IntRange(min=1024),
+    default=1 << 20,
+    show_default=True,
+    help="Largest message accepted; larger ones get an error frame.",
+)
+def serve_command(uri: str, host: str, port: int, max_sessions: int, idle_timeout: float, max_frame_bytes: int) -> None:
+    """Serve URI with OpenEnv's routes (/ws, /reset, /step, /state, /schema, /metadata, /health, /mcp).
+
+    OpenEnv's own clients use it unchanged; each episode's judgment rides in its final observation's
+    metadata. Stops on SIGTERM (exit 0) or Ctrl-C (exit 130), closing every session first.
+    """
+    try:
+        from nenyax.server.openenv import serve
+    except ImportError as exc:
+        msg = "nenyax serve needs the OpenEnv server: run `pip install nenyax-server-openenv`."
+        raise UsageError(msg) from exc
+    config = {"max_sessions": max_sessions, "idle_timeout": idle_timeout, "max_frame_bytes": max_frame_bytes}
+    sys.exit(serve(uri, host, port, **config))
