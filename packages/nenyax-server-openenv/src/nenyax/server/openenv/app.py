@@ -154,10 +154,16 @@ async def _serve(
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     received: list[int] = []
+
+    def on_signal(signum: int) -> None:
+        received.append(signum)
+        stop.set()
+
     for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, lambda s=signum: (received.append(s), stop.set()))
-    config = {"max_sessions": max_sessions, "idle_timeout": idle_timeout, "max_frame_bytes": max_frame_bytes}
-    async with running(env, host, port, **config) as (_server, url):
+        loop.add_signal_handler(signum, on_signal, signum)
+    async with running(
+        env, host, port, max_sessions=max_sessions, idle_timeout=idle_timeout, max_frame_bytes=max_frame_bytes
+    ) as (_server, url):
         say(f"Serving {env.uri} as an OpenEnv server at {url} (WebSocket {url.replace('http', 'ws', 1)}/ws).")
         sys.stdout.flush()
         await stop.wait()

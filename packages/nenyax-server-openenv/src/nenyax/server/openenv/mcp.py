@@ -207,7 +207,7 @@ class McpHandler:
             failure = {"error_type": "invalid_args", "message": "arguments must be an object"}
         if failure is None:
             try:
-                payload = await self.tools.call(slot.episode, tool, arguments)
+                payload = await self.tools.call(slot.episode, str(tool), arguments)
             except WireError as exc:
                 kind = "invalid_args" if exc.code == VALIDATION_ERROR else "execution_error"
                 failure = {"error_type": kind, "message": exc.message}

@@ -66,7 +66,7 @@ def document(served: ServedEnvironment) -> dict[str, Any]:
             "action": _ref("Action"),
             "timeout_s": {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}]},
             "request_id": {"anyOf": [{"type": "string", "maxLength": 255}, {"type": "null"}]},
-            **reset_body["properties"],
+            **reset_body["properties"],  # type: ignore[dict-item]  # a dict of schemas
         },
         "required": ["action"],
     }
