@@ -135,5 +135,13 @@ def test_load_routes_by_scheme_and_suggests_formats():
     assert env.task_ids() == ["add/0/0", "add/0/1", "add/0/2"]
     with pytest.raises(UnknownPluginError, match="Did you mean 'arith'"):
         load("arth:add", registry=registry)
-    with pytest.raises(UnknownPluginError, match="pip install nenyax-adapters-zzz"):
+    # An install is suggested only for a distribution that exists (packages/ of this repository).
+    with pytest.raises(UnknownPluginError) as unknown:
         load("zzz:add", registry=registry)
+    assert "pip install" not in str(unknown.value)
+    with pytest.raises(UnknownPluginError, match="`pip install nenyax-adapters-gymnasium`"):
+        load("gymnasium:CartPole-v1", registry=registry)
+    with pytest.raises(UnknownPluginError, match="Did you mean 'gymnasium'"):
+        load("Gymnasium:CartPole-v1", registry=registry)
+    with pytest.raises(UnknownPluginError, match="Did you mean 'arith'"):
+        load("ARITH:add", registry=registry)  # the wrong case still finds the installed name

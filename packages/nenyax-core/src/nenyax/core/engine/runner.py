@@ -17,7 +17,7 @@ from nenyax.core.contract.manifest import Mode
 from nenyax.core.contract.trajectory import Group, Trajectory, new_id
 from nenyax.core.contract.uri import MAX_SEED
 from nenyax.core.engine.native_loop import run_native_episode
-from nenyax.core.engine.policies import CallablePolicy, NullPolicy, Policy, RandomPolicy, ReferencePolicy, as_policy
+from nenyax.core.engine.policies import NEVER_SUSPEND, CallablePolicy, Policy, as_policy
 from nenyax.core.engine.sinks import JsonlSink, open_sink
 from nenyax.core.engine.step_loop import run_step_episode, run_step_episode_now
 from nenyax.core.engine.sync import run_sync
@@ -91,7 +91,7 @@ async def run_episode(
 
 # Policies whose act() never suspends: an episode of a synchronous session with one of these needs no
 # event loop at all. Creating one per call (asyncio.run) cost more than a whole short episode.
-_NEVER_SUSPEND = (ReferencePolicy, NullPolicy, RandomPolicy)
+_NEVER_SUSPEND = NEVER_SUSPEND
 
 
 def _runs_without_a_loop(env: Environment, pol: Policy, timeout: float | None) -> bool:
@@ -179,6 +179,9 @@ async def run_many(
                     env, pol, task=task, group_id=group_id, sample=sample, timeout=timeout, proxy=proxy
                 )
             except BaseException as exc:
+                interrupted = getattr(exc, "trajectory", None)
+                if out_sink is not None and isinstance(interrupted, Trajectory):
+                    out_sink.write(interrupted)  # Ctrl-C: what the episode had played is kept, marked interrupted
                 failed.append(exc)
                 return
             if out_sink is not None:
