@@ -7,6 +7,7 @@ import sys
 import click
 import orjson
 
+from nenyax.cli.deadline import command_deadline
 from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.contract.uri import MAX_SEED
@@ -62,12 +63,21 @@ def render_report(report: CheckReport) -> None:
     default=None,
     help="Exit 1 unless at least this tier is reached (default: exit 1 if a check failed or no tier was reached).",
 )
-def check_command(uri: str, as_json: bool, samples: int, margin: float, seed: int, require: str | None) -> None:
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds the whole check may take; past them it stops and exits 1.",
+)
+def check_command(
+    uri: str, as_json: bool, samples: int, margin: float, seed: int, require: str | None, timeout: float | None
+) -> None:
     """Run URI's checks and print the highest tier it actually reaches.
 
     Tiers: connectable < evaluable < trainable < audited. A skipped check blocks its tier.
     """
-    report = check(uri, samples=samples, seed=seed, margin=margin)
+    with command_deadline(timeout, grace=0.0):
+        report = check(uri, samples=samples, seed=seed, margin=margin)
     if as_json:
         click.echo(orjson.dumps(serde.to_data(report), option=orjson.OPT_INDENT_2))
     else:
