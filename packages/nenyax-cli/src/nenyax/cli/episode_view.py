@@ -19,6 +19,7 @@ _NO_SCORE = {
     Status.VERIFIER_ERROR: "the verifier failed",
     Status.INFRA_ERROR: "the infrastructure failed",
     Status.TIMEOUT: "the episode ran out of time",
+    Status.INTERRUPTED: "the run was interrupted (Ctrl-C)",
 }
 
 

@@ -92,6 +92,18 @@ class LazyGroup(click.Group):
             report_error(str(exc), exc.exit_code, getattr(self, "as_json", False))
 
 
+def _show_warnings() -> None:
+    """Print nenyax's warnings (a model server's retries, as they happen) on stderr, one line each."""
+    import logging
+
+    logger = logging.getLogger("nenyax")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
+
+
 def _print_versions(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
@@ -122,6 +134,7 @@ def cli(ctx: click.Context) -> None:
     Load any installed format by URI (<format>:<name>?key=value), check what it really
     does, and play an episode to watch it.
     """
+    _show_warnings()
     if ctx.invoked_subcommand is None:  # bare `nenyax`: the help, and success
         click.echo(ctx.get_help())
         ctx.exit(0)
