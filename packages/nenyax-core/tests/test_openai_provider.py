@@ -318,7 +318,7 @@ def test_a_malformed_stream_chunk_is_an_infra_failure():
 def test_no_key_for_openais_own_api_fails_at_once(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with pytest.raises(UsageError, match="No API key for https://api.openai.com/v1: set OPENAI_API_KEY"):
+    with pytest.raises(UsageError, match=r"No API key for https://api\.openai\.com/v1: set OPENAI_API_KEY"):
         OpenAIProvider()
     OpenAIProvider(base_url="http://127.0.0.1:9/v1")  # a local server needs no key
 
@@ -328,7 +328,7 @@ def test_a_host_that_does_not_resolve_fails_without_retrying():
     # `.invalid` never resolves (RFC 6761); the lookup fails locally, no network needed.
     provider = OpenAIProvider(base_url="http://nenyax-test.invalid/v1", on_retry=retries.append, backoff=5.0)
     began = time.monotonic()
-    with pytest.raises(UsageError, match="'nenyax-test.invalid' .* does not resolve"):
+    with pytest.raises(UsageError, match=r"'nenyax-test\.invalid' .* does not resolve"):
         run(provider.complete(REQUEST))
     assert retries == [] and time.monotonic() - began < 5
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import socket
 import random
+import socket
 import time
 import urllib.parse
 import weakref
