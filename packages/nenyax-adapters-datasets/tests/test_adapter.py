@@ -1,4 +1,5 @@
 import json
+import re
 
 import datasets
 import pytest
@@ -93,7 +94,7 @@ def test_missing_or_unreadable_files(tmp_path):
     with pytest.raises(BadURIError, match="not one written by save_to_disk"):
         load(f"hf:{tmp_path}")
     (tmp_path / "bad.jsonl").write_text("{not json\n")
-    with pytest.raises(BadURIError, match="datasets could not read"):
+    with pytest.raises(BadURIError, match=r"bad\.jsonl:1 is not a JSON object"):
         load(f"hf:{tmp_path / 'bad.jsonl'}")
     with pytest.raises(BadURIError, match="No prompt column found among"):
         (tmp_path / "cols.jsonl").write_text('{"a": 1, "answer": 2}\n')
@@ -152,3 +153,20 @@ def test_infinite_tolerance_is_refused(tmp_path):
     path.write_text('{"question": "1+1?", "answer": "2"}\n')
     with pytest.raises(UsageError, match="finite"):
         load(f"hf:{path}?judge=numeric&tolerance=inf")
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        (
+            '{"question": "1", "answer": "1"}\n{"question": "2", "answer": \n',
+            "bad.jsonl:2 is not a JSON object (Expecting value",
+        ),
+        ('{"question": "1", "answer": "1"}\n\n[1, 2]\n', "bad.jsonl:3 is not a JSON object (a list, not an object)"),
+    ],
+)
+def test_a_bad_jsonl_line_is_named_by_its_number(tmp_path, text, fragment):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(text)
+    with pytest.raises(BadURIError, match=re.escape(fragment)):
+        load(f"hf:{bad}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import os
 from pathlib import Path
@@ -27,6 +28,25 @@ ANSWER_COLUMNS = ("answer", "solution", "target", "output", "label")
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+
+
+def _first_bad_jsonl_line(path: Path) -> tuple[int, str] | None:
+    """(line number, why) of the first non-blank line of a JSONL file that is not a JSON object."""
+    try:
+        with path.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    value = json.loads(line.rstrip("\r\n"))
+                except json.JSONDecodeError as exc:
+                    return number, f"{exc.msg} at column {exc.colno}"
+                if not isinstance(value, dict):
+                    kind = {list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+                    return number, f"{kind.get(type(value), 'null')}, not an object"
+    except (OSError, UnicodeDecodeError) as exc:
+        return 0, _one_line(exc)
+    return None
 
 
 def load_local(path: Path, split: str | None) -> tuple[datasets.Dataset, str]:
@@ -71,8 +91,11 @@ def load_local(path: Path, split: str | None) -> tuple[datasets.Dataset, str]:
     except Exception as exc:  # a malformed file: datasets' own reason, in one sentence
         # datasets hides the cause of a failed build behind a generic message; the cause says more.
         cause = exc.__cause__ if exc.__cause__ is not None and "generating the dataset" in str(exc) else exc
+        bad = _first_bad_jsonl_line(path) if path.suffix.lower() == ".jsonl" else None
         if isinstance(cause, StopIteration) or "corresponds to no data" in str(cause):
             msg = f"{str(path)!r} has no rows."
+        elif bad is not None:  # datasets gives a byte position in a block; a line number is what an editor needs
+            msg = f"{path}:{bad[0]} is not a JSON object ({bad[1]}); fix that line of the JSONL file."
         else:
             msg = f"datasets could not read {str(path)!r}: {_one_line(cause)}."
         raise BadURIError(msg) from exc
