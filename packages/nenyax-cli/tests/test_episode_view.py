@@ -139,3 +139,19 @@ def test_an_unjudged_episode_says_why_there_is_no_score():
     view = episode_view(TRAJECTORIES["an infrastructure failure"])
     assert not view.judged and view.score is None and view.verdict(" · ") == "not judged"
     assert view.no_score == "the infrastructure failed" and view.seconds is None
+
+
+def test_an_unseeded_episode_reads_unseeded_never_seed_none():
+    traj = _traj(seed=None, steps=(Step(observation="q", action="a", reward=0.0, terminated=True),))
+    console = Console(record=True, width=200)
+    render(traj, console=console)
+    text = console.export_text()
+    assert "(unseeded)" in text and "seed None" not in text
+    assert "unseeded" in render_html(traj) and "seed None" not in render_html(traj)
+
+
+def test_an_interrupted_episode_says_so():
+    traj = _traj(
+        status=Status.INTERRUPTED, judgment=None, error="The run was interrupted (Ctrl-C) before the episode ended."
+    )
+    assert episode_view(traj).no_score == "the run was interrupted (Ctrl-C)"

@@ -171,3 +171,9 @@ def test_model_server_retries_show_on_stderr_as_they_happen(site):
 def test_a_host_that_does_not_resolve_is_one_sentence_and_no_retry(site):
     done = nenyax(site, "try", "arith:add", "--model", "openai:m", "--base-url", "http://nenyax-test.invalid/v1")
     assert done.returncode == 2 and "does not resolve" in done.stderr and "retrying" not in done.stderr
+
+
+def test_a_seed_the_environment_records_differently_is_said_not_hidden(site):
+    done = nenyax(site, "try", "arith:add", "--policy", "reference", "--seed", "5")
+    assert done.returncode == 0
+    assert "Note: --seed 5 chose task add/0/0; the environment recorded seed 0." in done.stderr

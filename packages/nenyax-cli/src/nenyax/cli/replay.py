@@ -29,7 +29,7 @@ def header(view: EpisodeView) -> Table:
     table.add_column(style="bold")
     table.add_column()
     table.add_row("environment", _text(f"{view.env_uri} ({view.mode} mode)"))
-    table.add_row("task", _text(f"{view.task_id}  (seed {view.seed})"))
+    table.add_row("task", _text(f"{view.task_id}  ({view.seed_text})"))
     revision = f"  revision {view.revision[:16]}" if view.revision else ""
     table.add_row("policy", _text(view.policy + revision))
     return table

@@ -73,6 +73,19 @@ class UnsupportedPolicyError(UsageError):
     """The environment cannot serve that built-in policy (e.g. no reference exists)."""
 
 
+def with_article(word: str) -> str:
+    """``an int``, ``a str``, ``an ndarray``: the article a type name takes, by how it is read aloud."""
+    vowel_sound = word[:1].lower() in "aeio" or word.lower().startswith(("nd", "np"))
+    return f"{'an' if vowel_sound else 'a'} {word}"
+
+
+def plural(word: str) -> str:
+    """``policies``, ``formats``: the plural of a noun in these messages."""
+    if word.endswith("y") and word[-2:-1] not in ("a", "e", "o", "u"):
+        return word[:-1] + "ies"
+    return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
+
+
 def did_you_mean_pool(word: str, choices: Iterable[str]) -> list[str]:
     """The (at most three) `choices` closest to `word`, ignoring case: 'CartPole' finds 'cartpole'."""
     by_lower: dict[str, str] = {}
@@ -92,4 +105,4 @@ def did_you_mean(word: str, choices: Iterable[str], what: str) -> str:
     if not pool:
         return f" No {what} is installed."
     shown = ", ".join(pool[:8]) + (", ..." if len(pool) > 8 else "")
-    return f" Known {what}s: {shown}."
+    return f" Known {plural(what)}: {shown}."

@@ -78,6 +78,12 @@ def check_command(
     """
     with command_deadline(timeout, grace=0.0):
         report = check(uri, samples=samples, seed=seed, margin=margin)
+    if report.samples < samples:
+        click.echo(
+            f"Note: --samples {samples} is more than the environment's {report.samples} task(s); "
+            f"all {report.samples} were sampled.",
+            err=True,
+        )
     if as_json:
         click.echo(orjson.dumps(serde.to_data(report), option=orjson.OPT_INDENT_2))
     else:

@@ -91,6 +91,10 @@ def try_command(
         render(traj)
         if html_path is not None:
             click.echo(f"HTML replay written to {html_path}")
+    if seed is not None and traj.seed != seed:
+        # Some formats use the seed to pick a task and record the dataset's own seed: say so, not a silent mismatch.
+        recorded = "no seed" if traj.seed is None else f"seed {traj.seed}"
+        click.echo(f"Note: --seed {seed} chose task {traj.task_id}; the environment recorded {recorded}.", err=True)
     if traj.status is Status.INTERRUPTED:
         where = f" and written to {', '.join(written)}" if written else ""
         click.echo(f"Interrupted: the {len(traj.steps)} step(s) played so far are shown above{where}.", err=True)
