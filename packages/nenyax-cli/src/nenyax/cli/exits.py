@@ -28,5 +28,8 @@ def report_error(message: str, code: int, as_json: bool, *, kind: str | None = N
     if as_json:
         data = {"error": {"kind": kind, "message": message, "exit_code": code}}
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2))
-    click.echo(f"Error: {message}" if kind != "interrupted" else message, err=True)
+    from nenyax.cli.safe import neutral  # a message may quote a URI or a server's reply: no terminal codes
+
+    shown = neutral(message)
+    click.echo(f"Error: {shown}" if kind != "interrupted" else shown, err=True)
     sys.exit(code)

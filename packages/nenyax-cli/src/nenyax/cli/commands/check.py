@@ -22,15 +22,18 @@ def render_report(report: CheckReport) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from nenyax.cli.safe import safe_text
+
     console = Console()
-    table = Table(title=f"nenyax check {report.uri}", title_justify="left")
+    table = Table(title=safe_text(f"nenyax check {report.uri}"), title_justify="left")
     table.add_column("check", no_wrap=True)
     table.add_column("outcome", no_wrap=True)
     table.add_column("time", justify="right")
     table.add_column("evidence", overflow="fold")
     for result in report.results:
         outcome = f"[{_STYLE[result.outcome]}]{result.outcome.value}[/]"
-        table.add_row(result.id, outcome, f"{result.seconds:.2f}s", result.evidence)
+        # Evidence quotes the environment (observations, errors): data, never markup or terminal codes.
+        table.add_row(result.id, outcome, f"{result.seconds:.2f}s", safe_text(result.evidence))
     console.print(table)
     label = report.tier.label if report.tier is not Tier.NONE else "none (not even connectable)"
     if report.floor is not None:
