@@ -43,7 +43,7 @@ def plugins_command(as_json: bool) -> None:
     for kind in KINDS:
         for row in (r for r in rows if r["kind"] == kind):
             dist = f"{row['distribution'] or '?'} {row['version'] or ''}".strip()
-            table.add_row(kind, safe_text(row["name"]), safe_text(dist), safe_text(row["summary"] or ""))
+            table.add_row(kind, safe_text(str(row["name"])), safe_text(dist), safe_text(row["summary"] or ""))
     console.print(table)
     for failure in failures:
         where = f"{failure['plugin']} ({failure['distribution'] or 'unknown'}): {failure['error']}"
