@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -42,6 +42,15 @@ def check_seed(seed: Any) -> None:
         raise UsageError(msg)
 
 
+def check_task(task: Any) -> None:
+    """Refuse a task id that is not a non-empty string (None means the environment's first task)."""
+    if task is None:
+        return
+    if not isinstance(task, str) or not task:
+        msg = f"A task must be a task id (a non-empty string, as task_ids() gives them), got {task!r}."
+        raise UsageError(msg)
+
+
 def check_timeout(timeout: Any) -> None:
     """Refuse a timeout that is not a positive number of seconds."""
     if timeout is None:
@@ -64,6 +73,7 @@ async def run_episode(
 ) -> Trajectory:
     """Play one episode of `env` with the resolved policy `pol`, in whatever mode `env` has."""
     check_seed(seed)
+    check_task(task)
     check_timeout(timeout)
     if env.manifest.mode is Mode.STEP:
         return await run_step_episode(
@@ -107,6 +117,7 @@ def rollout_sync(
     pol = resolve(policy)
     if _runs_without_a_loop(env, pol, timeout):
         check_seed(seed)
+        check_task(task)
         traj = run_step_episode_now(env, pol, task=task, seed=seed)  # type: ignore[arg-type]
         if traj is not None:
             return traj
@@ -155,7 +166,12 @@ async def run_many(
     if isinstance(tasks, bool) or (isinstance(tasks, int) and tasks < 0):
         msg = f"tasks must be a task count of at least 0 or a list of task ids, got {tasks!r}."
         raise UsageError(msg)
+    if tasks is not None and not isinstance(tasks, int) and not isinstance(tasks, Sequence | Iterable):
+        msg = f"tasks must be a task count or a list of task ids, got {tasks!r}."
+        raise UsageError(msg)
     ids = env.task_ids(limit=tasks) if tasks is None or isinstance(tasks, int) else list(tasks)
+    for task in ids:
+        check_task(task)
     if not env.manifest.capabilities.concurrent_sessions:
         concurrency = 1
     out_sink = open_sink(sink)

@@ -21,6 +21,7 @@ from nenyax.core.errors import (
     PolicyFailure,
     UsageError,
     VerifierFailure,
+    with_article,
 )
 
 if TYPE_CHECKING:
@@ -34,6 +35,15 @@ def describe(exc: BaseException) -> str:
     """``Type: message`` of an exception, for a trajectory's error sentence."""
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _kind(value: Any) -> str:
+    return "None" if value is None else with_article(type(value).__name__)
+
+
+def _names(expected: type | tuple[type, ...]) -> str:
+    types = expected if isinstance(expected, tuple) else (expected,)
+    return " or ".join(with_article(t.__name__) for t in types)
 
 
 @attrs.define
@@ -158,6 +168,9 @@ async def _play(
             return
         text = None
         action = out
+        if speaks_text and not isinstance(out, str):  # a model policy's reply is text, or it is broken
+            episode.fail(Status.POLICY_ERROR, f"The policy returned {_kind(out)} where a text reply was expected.")
+            return
         if speaks_text:
             text = out
             episode.messages.append({"role": "assistant", "content": text})
@@ -173,6 +186,12 @@ async def _play(
                 steps.append(Step(observation=observation, action=None, text=text, info={"error": describe(exc)}))
                 episode.fail(Status.ENV_ERROR, exc)
                 return
+        expected = session.action_type
+        if expected is not None and not isinstance(action, expected):
+            msg = f"The policy returned {_kind(action)} where the environment takes {_names(expected)}."
+            steps.append(Step(observation=observation, action=None, text=text, info={"error": msg}))
+            episode.fail(Status.POLICY_ERROR, msg)
+            return
         try:
             if direct_step and abandonable:
                 step = await _in_daemon_thread(session.act, action)
