@@ -333,7 +333,7 @@ def test_a_task_that_is_not_a_task_id_fails_at_the_call(task):
 
 def test_tasks_that_are_neither_a_count_nor_a_list_fail_at_the_call():
     env = ArithEnvironment("arith:add", size=3, seed=0)
-    with pytest.raises(UsageError, match="tasks must be a task count or a list of task ids, got 3.5"):
+    with pytest.raises(UsageError, match=r"tasks must be a task count or a list of task ids, got 3\.5"):
         env.rollouts("reference", 3.5)
 
 
