@@ -61,7 +61,8 @@ def test_rollout_records_token_ids_that_detokenize_to_the_text():
 
 def test_try_plays_frozenlake_with_the_embedded_model_through_the_text_codec(tmp_path):
     page = tmp_path / "frozenlake.html"
-    uri = "gymnasium:FrozenLake-v1?on_unparseable=random&max_episode_steps=3"
+    # retries=0: each reply is one step here (retry turns are tested in the adapter package).
+    uri = "gymnasium:FrozenLake-v1?on_unparseable=random&max_episode_steps=3&retries=0"
     done = subprocess.run(
         [sys.executable, "-m", "nenyax.cli", "try", uri, "--max-tokens", "16", "--json", "--html", str(page)],
         capture_output=True,

@@ -1,11 +1,16 @@
+import asyncio
 import json
+import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
+from nenyax.adapters.datasets.deadline import THREAD_NAME
 from nenyax.adapters.datasets.judges import ExactJudge, NumericJudge, normalize, parse_number
 from nenyax.adapters.datasets.mathjudge import MathJudge
-from nenyax.core import Judgment, Registry, VerifierFailure, hookimpl, load
+from nenyax.core import Judgment, Registry, Status, UsageError, VerifierFailure, hookimpl, load
 from nenyax.core.hookspecs import PluginSpec
 
 
@@ -73,6 +78,107 @@ def test_numeric_tolerance():
 )
 def test_math_equivalence(answer, gold, ok):
     assert MathJudge().judge(answer, gold).passed is ok
+
+
+# Expanding this polynomial is pure-Python sympy work that runs for many minutes: a verifier that hangs.
+HANGS = "(x+1)^{100000}"
+
+
+def _no_worker_left(within=30.0):
+    """Whether every deadline worker stopped within `within` seconds (a stopped worker frees its CPU)."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        if not any(t.name == THREAD_NAME for t in threading.enumerate()):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _in_thread(fn):
+    box = {}
+    worker = threading.Thread(target=lambda: box.update(result=_capture(fn)))
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "the judge never returned"
+    return box["result"]
+
+
+def _capture(fn):
+    try:
+        return fn()
+    except Exception as exc:
+        return exc
+
+
+@pytest.mark.parametrize("where", ["main thread", "worker thread", "event loop"])
+def test_a_hanging_verifier_is_a_verifier_failure_wherever_it_runs(where):
+    judge = MathJudge(timeout=0.5)
+
+    def judged():
+        return judge.judge(HANGS, "\\frac{1}{2}")
+
+    async def in_loop():
+        return judged()
+
+    run = {
+        "main thread": lambda: _capture(judged),
+        "worker thread": lambda: _in_thread(judged),
+        "event loop": lambda: _in_thread(lambda: asyncio.run(in_loop())),
+    }[where]
+    outcome = run()
+    assert isinstance(outcome, VerifierFailure), outcome
+    assert "math-verify took longer than 0.5 s comparing the answer '(x+1)^{100000}'" in str(outcome)
+    assert _no_worker_left(), "the overdue verifier kept running after its deadline"
+    # The judge still works afterwards.
+    assert judge.judge("\\tfrac12", "0.5").passed
+
+
+def test_a_hanging_verifier_makes_the_episode_a_verifier_error(tmp_path):
+    path = tmp_path / "m.jsonl"
+    path.write_text(json.dumps({"question": "Half?", "answer": "\\frac{1}{2}"}) + "\n")
+    env = load(f"hf:{path}?judge=math&judge.timeout=0.5")
+    traj = env.rollout(lambda q: f"<answer>{HANGS}</answer>")
+    assert traj.status is Status.VERIFIER_ERROR and traj.judgment is None and traj.score is None
+    assert "took longer than 0.5 s" in traj.error
+
+    async def inside_a_running_loop():  # as in Jupyter: the episode runs on a loop in a worker thread
+        return env.rollout(lambda q: f"<answer>{HANGS}</answer>")
+
+    assert asyncio.run(inside_a_running_loop()).status is Status.VERIFIER_ERROR
+    assert _no_worker_left()
+
+
+def test_numbers_too_large_to_compute_are_refused_before_sympy_starts():
+    # Computing 9^(9^(9^9)) is one C operation holding the GIL: if the size guard broke, no timeout in the
+    # process could stop it, so this runs in a child process that is killed after a minute.
+    code = (
+        "from nenyax.adapters.datasets.mathjudge import MathJudge\n"
+        "from nenyax.core import VerifierFailure\n"
+        "for answer in ['9^{9^{9^{9}}}', '(10^{10})!', '2^{2^{30}}']:\n"
+        "    try:\n"
+        "        MathJudge(timeout=30).judge(answer, '3')\n"
+        "    except VerifierFailure as exc:\n"
+        "        print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    refused = done.stdout.splitlines()
+    assert len(refused) == 3, done.stdout + done.stderr
+    assert all("digits, too many to compute (the limit is 100,000)" in line for line in refused)
+    assert "9**(9**(9**9)) has more than 10^300 digits" in refused[0]
+    # A large number that is cheap to compute is compared as usual.
+    assert MathJudge().judge("10^{1000}", "10^{1000} + 1").passed is False
+
+
+def test_a_gold_that_is_no_mathematics_cannot_be_judged():
+    with pytest.raises(VerifierFailure, match="cannot read the gold answer"):
+        MathJudge().judge("5", "\\")
+    assert MathJudge().judge("", "5").passed is False  # no answer is a 0, not a failure
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("inf"), "soon", True])
+def test_the_math_timeout_must_be_positive_seconds(timeout):
+    with pytest.raises(UsageError, match="timeout must be a positive number of seconds"):
+        MathJudge(timeout=timeout)
 
 
 def test_math_judge_through_the_adapter(tmp_path):

@@ -117,3 +117,39 @@ class GraphEnv(gym.Env[Any, Any]):
 
     def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         return self.observation_space.sample(num_nodes=2), 1.0, True, False, {}
+
+
+OBSERVATION_SPACES = {
+    "box": spaces.Box(-1.0, 1.0, (3,), np.float32),
+    "discrete": spaces.Discrete(5, start=2),
+    "multidiscrete": spaces.MultiDiscrete([3, 4]),
+    "multibinary": spaces.MultiBinary(4),
+    "dict": spaces.Dict({"pos": spaces.Box(0, 9, (2,), np.int64), "flag": spaces.Discrete(2)}),
+    "tuple": spaces.Tuple((spaces.Discrete(3), spaces.Box(-2.0, 2.0, (2,), np.float64))),
+    "text": spaces.Text(6, charset="abc", min_length=1),
+    # An Atari frame's shape and dtype (ALE is not installed in the test envs).
+    "image": spaces.Box(0, 255, (210, 160, 3), np.uint8),
+    "image_dict": spaces.Dict({"image": spaces.Box(0, 255, (64, 64, 3), np.uint8), "mission": spaces.Text(12)}),
+}
+
+
+class ObservationEnv(gym.Env[Any, Any]):
+    """One observation space of each kind (`kind` names it in OBSERVATION_SPACES), sampled each step; Discrete(2)
+    actions, `length` steps. No registered env has Dict, MultiBinary or Text observations, or an Atari-sized frame
+    without ALE."""
+
+    def __init__(self, kind: str = "box", length: int = 3) -> None:
+        self.observation_space = OBSERVATION_SPACES[kind]
+        self.action_space = spaces.Discrete(2)
+        self.length = length
+        self._t = 0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.observation_space.seed(int(self.np_random.integers(2**31)))
+        self._t = 0
+        return self.observation_space.sample(), {}
+
+    def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self._t += 1
+        return self.observation_space.sample(), float(action), self._t >= self.length, False, {}

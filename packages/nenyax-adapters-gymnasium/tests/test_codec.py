@@ -57,7 +57,7 @@ def test_unparseable_reply_is_a_policy_error_that_keeps_the_reply(chat):
 
 @pytest.mark.parametrize(("mode", "action"), [("noop", 0), ("random", None)])
 def test_unparseable_reply_can_play_a_recorded_fallback(chat, mode, action):
-    env = load(f"gymnasium:CartPole-v1?on_unparseable={mode}&max_episode_steps=5")
+    env = load(f"gymnasium:CartPole-v1?on_unparseable={mode}&max_episode_steps=5&retries=0")
     traj = env.rollout(chat("no idea"))
     assert traj.status is Status.OK and len(traj.steps) == 5
     assert all(s.info["fallback"] == mode and "Could not read" in s.info["unparseable"] for s in traj.steps)
@@ -148,3 +148,35 @@ def test_parse_each_space(space, text, expected):
 def test_parse_refuses_values_outside_the_space(space, text):
     with pytest.raises(PolicyFailure):
         codec.parse(space, text)
+
+
+def test_an_unparseable_reply_is_retried_with_the_parsers_error_as_feedback(chat):
+    replies = iter(["I'd go somewhere", "still thinking", "<action>right</action>"])
+    player = chat(lambda turn: next(replies, "<action>down</action>"))
+    env = load("gymnasium:FrozenLake-v1?is_slippery=false&retries=2")
+    traj = env.rollout(player, task="FrozenLake-v1/seed/0")
+    assert traj.status is Status.OK
+    first = traj.steps[:3]
+    assert [s.action for s in first] == [None, None, 2] and [s.info.get("retry") for s in first] == [True, True, None]
+    assert all(s.observation == 0 for s in first)  # a retry is a turn, not an env step
+    feedback = player.seen[1][-1]["content"]
+    assert feedback.startswith("Your last reply was not a valid action: Could not read an action from the reply")
+    assert "Observation: 0" in feedback
+    assert len(player.seen) == len(traj.steps)  # one model reply per recorded turn
+
+
+def test_retries_are_bounded_per_action_then_the_episode_is_a_policy_error(chat):
+    traj = load("gymnasium:FrozenLake-v1?retries=2").rollout(chat("no idea"))
+    assert traj.status is Status.POLICY_ERROR and len(traj.steps) == 3 and traj.score == 0.0
+    assert [bool(s.info.get("retry")) for s in traj.steps] == [True, True, False]
+    default = load("gymnasium:FrozenLake-v1").rollout(chat("no idea"))
+    assert len(default.steps) == 4  # three retries by default, then the failure
+
+
+def test_retries_do_not_use_up_the_time_limit(chat):
+    # Every action is right after one bad reply: 6 env steps and 6 retries fit a limit of 6 env steps.
+    replies = iter(["hmm", "<action>1</action>"] * 50)
+    env = load("gymnasium:CartPole-v1?max_episode_steps=6&retries=1")
+    traj = env.rollout(chat(lambda turn: next(replies)))
+    assert traj.status is Status.OK and len(traj.steps) == 12
+    assert sum(1 for s in traj.steps if s.action is not None) == 6 and traj.steps[-1].truncated

@@ -48,7 +48,8 @@ def test_a_server_killed_mid_episode_is_infra_error_with_the_episode_kept(fresh_
     assert traj.status is Status.INFRA_ERROR and traj.judgment is None and not traj.status.trainable
     hint, lost = traj.steps
     assert hint.info["output"]["blocks"][0]["text"] == "Compute it step by step."
-    assert lost.action == {"name": "submit", "input": {"answer": "4"}} and "Cannot reach" in lost.info["error"]
+    # Refused or cut mid-call depends on how far the dying server got; either way the error names it.
+    assert lost.action == {"name": "submit", "input": {"answer": "4"}} and fresh_ors_server.url in lost.info["error"]
     assert fresh_ors_server.url in traj.error
 
 

@@ -89,3 +89,10 @@ def test_every_check_that_does_not_pass_says_what_it_tried_and_saw(factory):
     failed = [r for r in stopped if r.outcome is Outcome.FAILED]
     for result in failed:  # a failure names what it looked at: a task, or the values it compared
         assert "add/" in result.evidence or any(ch.isdigit() for ch in result.evidence), (result.id, result.evidence)
+
+
+def test_a_manifest_that_changes_between_processes_is_not_trainable():
+    report = check("arith:add?size=6", samples=4, registry=_registry("nenyax.testing.fakes:UnstableManifestAdapter"))
+    fresh = next(r for r in report.results if r.id == "trainable/fresh-process")
+    assert fresh.outcome is Outcome.FAILED and "manifest digest differs" in fresh.evidence
+    assert report.tier is Tier.EVALUABLE

@@ -13,9 +13,9 @@ import orjson
 import pytest
 
 from nenyax.core.contract.trajectory import PolicyInfo, Status
-from nenyax.core.engine.rundirs import new_run_dir
+from nenyax.core.engine.rundirs import new_run_dir, read_config
 from nenyax.core.engine.sinks import Sink, read_trajectories
-from nenyax.core.errors import InfraFailure, PolicyFailure, UsageError
+from nenyax.core.errors import InfraFailure, PolicyFailure, RetryablePolicyFailure, UsageError
 from nenyax.testing.fakes import ArithEnvironment, ArithSession
 
 
@@ -173,6 +173,39 @@ def test_text_policy_transcript_and_parse_failure():
     assert bad.steps[0].text == "twelve" and "not a number" in bad.steps[0].info["error"]
 
 
+class _RetryingSession(ArithSession):
+    """Takes two unparseable replies before giving up, and records observations in its own form."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.failures = 0
+
+    def parse_action(self, text):
+        if text.strip().isdigit():
+            return text.strip()
+        self.failures += 1
+        error = RetryablePolicyFailure if self.failures <= 2 else PolicyFailure
+        raise error(f"{text!r} is not a number.")
+
+    def recorded_observation(self, observation):
+        return {"recorded": observation}
+
+
+def test_a_retryable_parse_failure_is_a_turn_and_the_policy_is_asked_again():
+    env = _env_with(_RetryingSession)
+    answer = env.rollout("reference", task="add/0/0").steps[0].action
+    replies = iter(["twelve", "still no", f" {answer} "])
+    traj = env.rollout(_TextPolicy(lambda messages: next(replies)), task="add/0/0")
+    assert traj.status is Status.OK and traj.score == 1.0
+    assert [s.text for s in traj.steps] == ["twelve", "still no", f" {answer} "]
+    assert [s.action for s in traj.steps] == [None, None, answer]
+    assert traj.steps[0].info["retry"] is True and "not a number" in traj.steps[0].info["error"]
+    assert traj.steps[0].observation == {"recorded": traj.steps[2].observation}
+    spent = env.rollout(_TextPolicy(lambda messages: "no"), task="add/0/0")
+    assert spent.status is Status.POLICY_ERROR and len(spent.steps) == 3
+    assert "retry" not in spent.steps[-1].info and all(isinstance(s.observation, dict) for s in spent.steps)
+
+
 def test_random_policy_is_reproducible_per_sample(env):
     first = asyncio.run(env.arollout("random", task="add/0/0", sample=0))
     again = asyncio.run(env.arollout("random", task="add/0/0", sample=0))
@@ -236,8 +269,8 @@ def test_reader_refuses_a_damaged_middle_line(env, tmp_path):
 
 def test_run_dir_records_the_manifest(env, tmp_path):
     run = new_run_dir(tmp_path, env.manifest, {"policy": "reference"})
-    record = orjson.loads((run / "run.json").read_bytes())
-    assert record["digest"] == env.digest and record["policy"] == "reference"
+    config = read_config(run)
+    assert config.manifest_digest == env.digest and config.settings["policy"] == "reference"
     assert new_run_dir(tmp_path, env.manifest) != run
 
 

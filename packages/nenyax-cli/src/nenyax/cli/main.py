@@ -14,8 +14,15 @@ from nenyax.core.errors import NenyaxError, did_you_mean
 # name -> (module, attribute, one-line help). Importing the module is deferred until it runs.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "check": ("nenyax.cli.commands.check", "check_command", "Measure the highest tier an environment reaches."),
+    "eval": (
+        "nenyax.cli.commands.eval_",
+        "eval_command",
+        "Evaluate a model or policy on many tasks into a run directory.",
+    ),
+    "list": ("nenyax.cli.commands.list_", "list_command", "List the environments each installed adapter can load."),
     "plugins": ("nenyax.cli.commands.plugins", "plugins_command", "List installed plugins by kind."),
     "try": ("nenyax.cli.commands.try_", "try_command", "Play one episode with a model and replay it."),
+    "view": ("nenyax.cli.commands.view", "view_command", "Write an HTML page listing a run's episodes."),
     "adapter-check": (
         "nenyax.cli.commands.conformance",
         "adapter_check_command",

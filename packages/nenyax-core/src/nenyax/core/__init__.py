@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
             "NenyaxError",
             "PluginLoadError",
             "PolicyFailure",
+            "RetryablePolicyFailure",
             "UnknownPluginError",
             "UnsupportedPolicyError",
             "UsageError",
@@ -59,7 +60,8 @@ _EXPORTS: dict[str, str] = {
         "nenyax.core.engine.policies",
     ),
     **dict.fromkeys(("Sink", "read_trajectories"), "nenyax.core.engine.sinks"),
-    "new_run_dir": "nenyax.core.engine.rundirs",
+    **dict.fromkeys(("Run", "RunConfig", "load_run", "new_run_dir"), "nenyax.core.engine.rundirs"),
+    **dict.fromkeys(("Summary", "summarize"), "nenyax.core.engine.summary"),
     "load": "nenyax.core.engine.loader",
     # tiers
     **dict.fromkeys(
@@ -69,7 +71,7 @@ _EXPORTS: dict[str, str] = {
     # the other mode bases and what their native loops exchange
     **dict.fromkeys(("RolloutEnvironment", "TaskEnvironment"), "nenyax.core.engine.environment"),
     **dict.fromkeys(("NativeEpisode", "NativeResult"), "nenyax.core.engine.native_loop"),
-    "LoadContext": "nenyax.core.plugins.adapter",
+    **dict.fromkeys(("Listing", "LoadContext"), "nenyax.core.plugins.adapter"),
     "RecordingProxy": "nenyax.core.models.proxy",
     **dict.fromkeys(
         ("ExecResult", "SandboxCapabilities", "SandboxImage", "SandboxSpec"), "nenyax.core.contract.sandbox"
@@ -134,8 +136,9 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
         Turn,
         as_policy,
     )
-    from nenyax.core.engine.rundirs import new_run_dir
+    from nenyax.core.engine.rundirs import Run, RunConfig, load_run, new_run_dir
     from nenyax.core.engine.sinks import JsonlSink, Sink, read_trajectories
+    from nenyax.core.engine.summary import Summary, summarize
     from nenyax.core.errors import (
         BadURIError,
         DuplicatePluginError,
@@ -146,6 +149,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
         NenyaxError,
         PluginLoadError,
         PolicyFailure,
+        RetryablePolicyFailure,
         UnknownPluginError,
         UnsupportedPolicyError,
         UsageError,
@@ -154,7 +158,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.hookspecs import PluginSpec, hookimpl
     from nenyax.core.models.endpoint import DEFAULT_MODEL, Endpoint
     from nenyax.core.models.proxy import RecordingProxy
-    from nenyax.core.plugins.adapter import LoadContext
+    from nenyax.core.plugins.adapter import Listing, LoadContext
     from nenyax.core.plugins.registry import Registry, default_registry
     from nenyax.core.tiers.check import (
         CheckReport,

@@ -54,6 +54,15 @@ class PolicyFailure(NenyaxError):
     """The policy failed to produce an action (raised, or gave text that cannot be parsed)."""
 
 
+class RetryablePolicyFailure(PolicyFailure):
+    """The policy's reply could not be used, but the session will take another one.
+
+    The step loop records the turn (no action, the error in its info) and asks the policy again; the
+    session's next `render()` carries the error as feedback. A session bounds its own retries and
+    raises a plain `PolicyFailure` once they are spent.
+    """
+
+
 class InfraFailure(NenyaxError):
     """Infrastructure failed (network, model server, sandbox): never the policy's fault."""
 

@@ -1,6 +1,7 @@
 """The seven plugin kinds: the one table the hookspecs, registry, CLI, docs and conformance kit derive from.
 
-A test (``packages/nenyax-core/tests/test_kinds_and_interfaces.py``) fails when the hookspecs, the interfaces or the kit disagree with it.
+A test (``packages/nenyax-core/tests/test_kinds_and_interfaces.py``) fails when the hookspecs or the
+interfaces disagree with it.
 """
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ class ToolMathEnvironment(RolloutEnvironment):
         a, b = operands(episode.task_id)
         import openai
 
-        client = openai.AsyncOpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
+        client: Any = openai.AsyncOpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": "Use the multiply tool, then reply with the number only."},
             {"role": "user", "content": f"What is {a} times {b}?"},
@@ -179,7 +179,7 @@ class ShellTaskEnvironment(TaskEnvironment):
             elif episode.agent == "model":
                 import openai
 
-                client = openai.AsyncOpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
+                client: Any = openai.AsyncOpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
                 try:
                     reply = await client.chat.completions.create(
                         model=episode.model,

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import random
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-from nenyax.adapters.datasets.answers import gold_answer
-from nenyax.adapters.datasets.loading import ANSWER_COLUMNS, PROMPT_COLUMNS, content_digest, load_local, pick_column
+from nenyax.adapters.datasets.gold import SHOWN_BAD_ROWS, BadRow, BadValue, as_text, read_golds, read_questions
+from nenyax.adapters.datasets.loading import (
+    ANSWER_COLUMNS,
+    PROMPT_COLUMNS,
+    content_digest,
+    load_table,
+    pick_column,
+)
 from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
 from nenyax.core.engine.answers import ANSWER_RULES
 from nenyax.core.engine.environment import StepEnvironment
@@ -18,44 +25,71 @@ if TYPE_CHECKING:
 
 
 class DatasetEnvironment(StepEnvironment):
-    """One split of a local dataset; task ids ``<split>/<row>`` or ``<split>/<id column value>``."""
+    """One split of a local dataset; task ids ``<split>/<row>`` or ``<split>/<id column value>``.
+
+    Every row is validated at load. A row without a question is an error naming it. A row whose gold
+    answer is null, empty or missing is a *bad row*: it is not a task (`task_ids` leaves it out, so
+    `check` never samples it), and it is listed in `bad_rows` and in the manifest's ``extra["bad_rows"]``.
+    """
 
     def __init__(self, uri: str, spec: DatasetSpec, judge: Any) -> None:
-        """Load the split now, so a missing file or column fails at load with what exists instead."""
-        import datasets
-
+        """Load and validate the split now, so a bad file or column fails at load with what exists instead."""
         self.spec = spec
         self.judge_plugin = judge
-        self.dataset, self.split = load_local(spec.path, spec.split)
-        self.prompt_column = pick_column(self.dataset, spec.prompt_column, PROMPT_COLUMNS, "prompt", "prompt_column")
-        self.answer_column = pick_column(self.dataset, spec.answer_column, ANSWER_COLUMNS, "answer", "answer_column")
+        self.table = load_table(spec.path, spec.split)
+        self.split = self.table.split
+        columns = self.table.columns
+        self.prompt_column = pick_column(columns, spec.prompt_column, PROMPT_COLUMNS, "prompt", "prompt_column")
+        self.answer_column = pick_column(columns, spec.answer_column, ANSWER_COLUMNS, "answer", "answer_column")
         self.id_column = (
-            pick_column(self.dataset, spec.id_column, (), "id", "id_column") if spec.id_column is not None else None
+            pick_column(columns, spec.id_column, (), "id", "id_column") if spec.id_column is not None else None
         )
-        self._ids = self._task_ids()
-        self._rows = {task: index for index, task in enumerate(self._ids)}
+        self.row_ids = row_ids = self._row_ids()
+        """Every row's task id, bad rows included."""
+        self.questions = read_questions(self.table, self.prompt_column)
+        self.golds, bad = read_golds(self.table, self.answer_column, row_ids)
+        self.bad_rows: tuple[BadRow, ...] = tuple(bad)
+        """Rows whose gold answer is unusable (null, empty, missing), in file order; none of them is a task."""
+        self._bad = {row.task_id: row for row in bad}
+        self._ids = [task for task, gold in zip(row_ids, self.golds, strict=True) if gold is not None]
+        self._rows = {task: index for index, task in enumerate(row_ids)}
+        name = spec.path.name
+        described = (
+            f"Questions from the {self.prompt_column!r} column of {name}, answers judged against "
+            f"{self.answer_column!r} by the {spec.judge!r} judge."
+        )
+        if bad:
+            described += (
+                f" {len(bad)} of {self.table.size} rows have no usable gold answer and are not tasks; "
+                f"the first: {bad[0].sentence}"
+            )
         super().__init__(
             Manifest(
                 uri=uri,
                 format="hf",
-                format_version=datasets.__version__,
+                format_version=version("datasets"),
                 mode=Mode.STEP,
-                name=spec.path.name,
-                description=f"Questions from the {self.prompt_column!r} column of {spec.path.name}, "
-                f"answers judged against {self.answer_column!r} by the {spec.judge!r} judge.",
-                splits=(Split(name=self.split, count=len(self.dataset)),),
+                name=name,
+                description=described,
+                splits=(Split(name=self.split, count=len(self._ids)),),
                 observation="The question, as text.",
                 action=ANSWER_RULES,
                 score_range=(0.0, 1.0),
                 extra={
-                    "path": str(spec.path.resolve()),
+                    # The file by name and content: an absolute path would make the digest differ between machines.
+                    "file": spec.path.name,
                     "content": content_digest(spec.path),
-                    "columns": list(self.dataset.column_names),
+                    "columns": list(columns),
                     "prompt_column": self.prompt_column,
                     "answer_column": self.answer_column,
                     "id_column": self.id_column,
                     "judge": spec.judge,
                     "judge_options": spec.judge_options,
+                    "rows": self.table.size,
+                    "bad_rows": {
+                        "count": len(bad),
+                        "first": [row.sentence for row in bad[:SHOWN_BAD_ROWS]],
+                    },
                 },
                 capabilities=Capabilities(
                     seeded=False,
@@ -67,51 +101,61 @@ class DatasetEnvironment(StepEnvironment):
             )
         )
 
-    def _task_ids(self) -> list[str]:
+    def _row_ids(self) -> list[str]:
         if self.id_column is None:
-            return [f"{self.split}/{i}" for i in range(len(self.dataset))]
-        ids = [f"{self.split}/{value}" for value in self.dataset[self.id_column]]
+            return [f"{self.split}/{i}" for i in range(self.table.size)]
+        ids = []
+        for index, value in enumerate(self.table.column(self.id_column)):
+            try:
+                ids.append(f"{self.split}/{as_text(value, self.id_column)}")
+            except BadValue as exc:
+                where = self.table.where(index)
+                msg = (
+                    f"{where[0].upper()}{where[1:]} has {exc}, so it cannot name its task; fill it or drop ?id_column."
+                )
+                raise BadURIError(msg) from None
         if len(set(ids)) != len(ids):
             msg = f"The id column {self.id_column!r} repeats values, so it cannot name tasks; drop ?id_column."
             raise BadURIError(msg)
         return ids
 
     def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
-        """Every row's task id, in file order."""
+        """The task id of every row with a usable gold answer, in file order (bad rows are not tasks)."""
         if split not in (None, self.split):
             msg = f"This environment serves the split {self.split!r}, not {split!r}; load it with ?split={split}."
             raise BadURIError(msg)
         return self._ids if limit is None else self._ids[:limit]
 
     def session(self, task: str | None = None, seed: int | None = None) -> DatasetSession:
-        """Open `task`; without one, the row picked by `seed` (or the first row)."""
+        """Open `task`; without one, the task picked by `seed` (or the first task)."""
         if task is not None:
+            if task in self._bad:
+                msg = f"{task!r} is not a task: {self._bad[task].sentence[:-1]}; fix that row to use it."
+                raise BadURIError(msg)
             if task not in self._rows:
                 msg = f"{task!r} is not a task of {self.spec.path.name}; task ids look like {self._ids[0]!r}."
                 raise BadURIError(msg)
             index = self._rows[task]
         else:
-            index = 0 if seed is None else random.Random(seed).randrange(len(self._ids))
+            pick = 0 if seed is None else random.Random(seed).randrange(len(self._ids))
+            index = self._rows[self._ids[pick]]
         return DatasetSession(self, index, seed)
 
 
 class DatasetSession(QuestionSession):
-    """One row's question, judged against its gold answer (or any of several)."""
+    """One row's question, judged against its gold answer (or the best of several)."""
 
     def __init__(self, env: DatasetEnvironment, index: int, seed: int | None) -> None:
-        """Read the row."""
+        """Read the row (validated at load: it has a question and at least one gold answer)."""
         self.index = index
-        self.row = env.dataset[index]
-        gold = gold_answer(self.row[env.answer_column])
-        golds = gold if isinstance(gold, list) else [gold]
+        golds = env.golds[index] or ()  # never empty: bad rows are refused before a session opens
         super().__init__(
-            task_id=env.task_ids()[index],
+            task_id=env.row_ids[index],
             seed=seed,
-            question=str(self.row[env.prompt_column]),
+            question=env.questions[index],
             system_prompt=env.spec.system_prompt,
             judge=env.judge_plugin,
             judge_name=repr(env.spec.judge),
             references=golds,
-            gold=golds[0] if golds else None,
-            why_no_gold=f"Row {index} of {env.spec.path.name} has no gold answer.",
+            gold=golds[0],
         )

@@ -1,24 +1,32 @@
-"""Loading a local dataset with Hugging Face ``datasets``, offline, and finding its columns."""
+"""Loading a local dataset as a `Table` and finding its columns.
+
+CSV, JSON and JSON Lines are read by `textfiles` (values as written); Parquet files and save_to_disk
+folders, which carry their own types, by Hugging Face ``datasets``, offline.
+"""
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from nenyax.adapters.datasets.textfiles import TEXT_SUFFIXES, read_text_file
 from nenyax.core.errors import BadURIError, did_you_mean
+
+if TYPE_CHECKING:
+    import datasets
 
 # No Hub is reachable here, and a local path must never turn into a Hub lookup that retries DNS for
 # half a minute: offline mode makes datasets fail fast and never leave the machine. Set before the
 # first import of datasets/huggingface_hub, which read these variables once.
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
-
-import datasets
 
 BUILDERS = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
 """File suffix -> the datasets builder that reads it."""
@@ -30,27 +38,54 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
 
 
-def _first_bad_jsonl_line(path: Path) -> tuple[int, str] | None:
-    """(line number, why) of the first non-blank line of a JSONL file that is not a JSON object."""
-    try:
-        with path.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    value = json.loads(line.rstrip("\r\n"))
-                except json.JSONDecodeError as exc:
-                    return number, f"{exc.msg} at column {exc.colno}"
-                if not isinstance(value, dict):
-                    kind = {list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
-                    return number, f"{kind.get(type(value), 'null')}, not an object"
-    except (OSError, UnicodeDecodeError) as exc:
-        return 0, _one_line(exc)
-    return None
+MISSING = object()
+"""A column's value in a row that lacks the column (a JSON row without the key, a short CSV record)."""
 
 
-def load_local(path: Path, split: str | None) -> tuple[datasets.Dataset, str]:
+@attrs.frozen
+class Table:
+    """One split of a dataset: its columns and rows, and where each row is in the file."""
+
+    name: str
+    """The file or folder name, for sentences."""
+    split: str
+    columns: tuple[str, ...]
+    size: int
+    rows: Any = attrs.field(repr=False)
+    """A list of dicts (text files) or a `datasets.Dataset`: both give a row's dict by index."""
+    lines: Sequence[int] | None = attrs.field(default=None, repr=False)
+    """Each row's first line in the file (CSV, JSON Lines), or None."""
+
+    def column(self, name: str) -> list[Any]:
+        """Every row's value in `name`, in file order; `MISSING` where a row lacks it."""
+        if isinstance(self.rows, list):
+            return [row.get(name, MISSING) for row in self.rows]
+        return list(self.rows[name])
+
+    def where(self, index: int) -> str:
+        """Where row `index` is, for a sentence: ``line 4 of qa.csv``, else ``row 3 of qa.parquet`` (from 0)."""
+        if self.lines is not None:
+            return f"line {self.lines[index]} of {self.name}"
+        return f"row {index} of {self.name}"
+
+
+def load_table(path: Path, split: str | None) -> Table:
     """The split `split` (default: ``train``, else the only or first one) of the dataset at `path`."""
+    path = _existing(path)
+    if path.is_file() and path.suffix.lower() in TEXT_SUFFIXES:
+        if split not in (None, "train"):
+            msg = f"{str(path)!r} has no split {split!r}." + did_you_mean(split, ["train"], "split")
+            raise BadURIError(msg)
+        columns, rows, lines = read_text_file(path)
+        if not rows:
+            msg = f"{str(path)!r} has no rows."
+            raise BadURIError(msg)
+        return Table(name=path.name, split="train", columns=tuple(columns), size=len(rows), rows=rows, lines=lines)
+    dataset, chosen = load_local(path, split)
+    return Table(name=path.name, split=chosen, columns=tuple(dataset.column_names), size=len(dataset), rows=dataset)
+
+
+def _existing(path: Path) -> Path:
     try:
         path = path.expanduser()
         exists = path.exists()
@@ -63,6 +98,13 @@ def load_local(path: Path, split: str | None) -> tuple[datasets.Dataset, str]:
             "or of a save_to_disk folder."
         )
         raise BadURIError(msg)
+    return path
+
+
+def load_local(path: Path, split: str | None) -> tuple[datasets.Dataset, str]:
+    """The split `split` of a Parquet file or save_to_disk folder, read by ``datasets``."""
+    import datasets
+
     # datasets draws a progress bar per build; a CLI run or a test log is no place for it.
     bars = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()
@@ -91,11 +133,8 @@ def load_local(path: Path, split: str | None) -> tuple[datasets.Dataset, str]:
     except Exception as exc:  # a malformed file: datasets' own reason, in one sentence
         # datasets hides the cause of a failed build behind a generic message; the cause says more.
         cause = exc.__cause__ if exc.__cause__ is not None and "generating the dataset" in str(exc) else exc
-        bad = _first_bad_jsonl_line(path) if path.suffix.lower() == ".jsonl" else None
         if isinstance(cause, StopIteration) or "corresponds to no data" in str(cause):
             msg = f"{str(path)!r} has no rows."
-        elif bad is not None:  # datasets gives a byte position in a block; a line number is what an editor needs
-            msg = f"{path}:{bad[0]} is not a JSON object ({bad[1]}); fix that line of the JSONL file."
         else:
             msg = f"datasets could not read {str(path)!r}: {_one_line(cause)}."
         raise BadURIError(msg) from exc
@@ -119,9 +158,8 @@ def load_local(path: Path, split: str | None) -> tuple[datasets.Dataset, str]:
     return loaded[chosen], chosen
 
 
-def pick_column(dataset: datasets.Dataset, named: str | None, defaults: tuple[str, ...], role: str, key: str) -> str:
+def pick_column(columns: Sequence[str], named: str | None, defaults: tuple[str, ...], role: str, key: str) -> str:
     """The column named `named`, else the first of `defaults` present; else a sentence listing the columns."""
-    columns = list(dataset.column_names)
     if named is not None:
         if named not in columns:
             msg = f"The dataset has no {role} column {named!r}; its columns are {', '.join(columns)}."

@@ -1,136 +1,110 @@
-"""The ``math`` judge: mathematical equivalence of two answers with sympy.
+"""The ``math`` judge: mathematical equivalence by math-verify, the checker TRL and open-r1 reward with.
 
-What it does, in order: equal after the exact judge's normalisation -> equal; else both answers are
-turned from LaTeX-ish text (``\\frac{1}{2}``, ``\\sqrt{2}``, ``2^{10}``, ``x = 3``, ``\\pi``) into
-sympy expressions and compared: numbers within a relative 1e-9, expressions whose difference
-expands to 0 or evaluates to 0 at three random points. An answer that does not parse scores 0.
+What it does, in order: the answer and the gold are equal as text (ignoring spaces, case, ``$`` and a
+final period) -> 1. Else both are parsed by math-verify (each wrapped in ``$...$`` so it is read as
+LaTeX, as the field's reward functions do for a bare answer; plain expressions such as ``1/2`` are
+read too) and compared with ``math_verify.verify(gold, answer)``, gold first: numbers to 6 decimals,
+fractions and decimals, ``\\dfrac``/``\\tfrac``, ``\\left(..\\right)``, units text, reordered sums,
+sets, intervals, tuples, ``x = 3`` against ``3``.
 
-sympy's parser evaluates Python, so text is only parsed after an allowlist check: digits, operators,
-brackets, single-letter variables and a few function names; anything else (a dunder, an attribute,
-a long identifier) is not parsed at all.
+An answer it cannot read scores 0. It decides nothing, and says so with `VerifierFailure` (the episode
+is ``verifier_error``, never a score), when: the gold cannot be read as mathematics; a number in
+either has more than `mathguard.MAX_DIGITS` digits (refused before sympy tries to compute it); or
+parsing and comparing take longer than ``timeout`` seconds (default 5; ``?judge.timeout=``). The
+timeout works in any thread and inside an event loop (math-verify's own uses signals, main thread
+only, so it is switched off).
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import math
-import random
-import re
 from typing import Any
 
+from nenyax.adapters.datasets.deadline import DeadlineExceeded, call_with_deadline
+from nenyax.adapters.datasets.mathguard import TooLarge, check_size
 from nenyax.core.contract.trajectory import Judgment
+from nenyax.core.errors import UsageError, VerifierFailure
 
-MAX_LENGTH = 300
-"""Longer answers are compared as text only: parsing and simplifying them can take unbounded time."""
-FUNCTIONS = frozenset({"sqrt", "pi", "sin", "cos", "tan", "log", "ln", "exp", "oo", "E", "I"})
-_IDENT = re.compile(r"[A-Za-z]+")
-_ALLOWED = re.compile(r"^[0-9A-Za-z+\-*/().,\s]*$")
-_REPLACEMENTS = (
-    (r"\\left|\\right|\\!|\\,|\\;|\\:|\$|\\displaystyle", ""),
-    (r"\\text\{[^{}]*\}|\\mathrm\{[^{}]*\}|\^\\circ|\^\{\\circ\}|\\circ|°", ""),
-    (r"\\[dt]frac", r"\\frac"),
-    (r"\\cdot|\\times", "*"),
-    (r"\\div", "/"),
-    (r"\\pi", " pi "),
-    (r"\\infty", " oo "),
-    (r"\\ln", " ln "),
-    (r"\\log", " log "),
-    (r"\\(sin|cos|tan|exp)", r" \1 "),
-)
+DEFAULT_TIMEOUT = 5.0
+"""Seconds math-verify may spend on one judgment (parsing both sides and comparing)."""
 
-
-def _to_sympy_text(text: str) -> str | None:
-    out = str(text).strip()
-    if "=" in out:  # "x = 3" answers with its right-hand side
-        out = out.rsplit("=", 1)[1]
-    for pattern, repl in _REPLACEMENTS:
-        out = re.sub(pattern, repl, out)
-    for _ in range(10):  # innermost first, so nested fractions and roots unwind
-        before = out
-        out = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"((\1)/(\2))", out)
-        out = re.sub(r"\\sqrt\[([^{}\]]*)\]\{([^{}]*)\}", r"((\2)**(1/(\1)))", out)
-        out = re.sub(r"\\sqrt\{([^{}]*)\}", r"sqrt(\1)", out)
-        if out == before:
-            break
-    out = out.replace("{", "(").replace("}", ")").replace("^", "**")
-    if re.fullmatch(r"\s*-?\d{1,3}(,\d{3})+(\.\d+)?\s*", out):  # thousands separators: "1,000"
-        out = out.replace(",", "")
-    if not out.strip() or not _ALLOWED.match(out.replace("**", "*")):
-        return None
-    if re.search(r"[A-Za-z]\s*\.", out):  # attribute access is never maths
-        return None
-    for ident in _IDENT.findall(out):
-        if len(ident) > 1 and ident not in FUNCTIONS:
-            return None
-    return out
-
-
-def _parse(text: str) -> Any:
-    from sympy.parsing.sympy_parser import (
-        convert_xor,
-        implicit_multiplication_application,
-        parse_expr,
-        standard_transformations,
-    )
-
-    if len(text) > MAX_LENGTH:
-        return None
-    source = _to_sympy_text(text)
-    if source is None:
-        return None
-    transformations = (*standard_transformations, implicit_multiplication_application, convert_xor)
-    import sympy
-
-    names = {"ln": sympy.log, "pi": sympy.pi, "E": sympy.E, "I": sympy.I, "oo": sympy.oo}
-    try:
-        return parse_expr(source, local_dict=names, transformations=transformations, evaluate=True)
-    except Exception:  # any parse error means "not a formula": the judge compares the text instead
-        return None
-
-
-def _close(x: Any, y: Any) -> bool:
-    a, b = complex(x), complex(y)
-    return math.isclose(a.real, b.real, rel_tol=1e-9, abs_tol=1e-9) and math.isclose(
-        a.imag, b.imag, rel_tol=1e-9, abs_tol=1e-9
-    )
+# Our deadline replaces math-verify's signal-based timeouts, which are switched off; math-verify warns
+# once about that, and logs every comparison it could not make at debug level. Neither is news here.
+logging.getLogger("math_verify").setLevel(logging.ERROR)
 
 
 def _compact(text: str) -> str:
     # Stricter than the exact judge's normalisation: in maths "x^2 + 1" and "x^2 - 1" differ by punctuation.
-    return "".join(str(text).split()).casefold().rstrip(".")
+    return "".join(str(text).split()).replace("$", "").casefold().rstrip(".")
 
 
-def equivalent(answer: str, reference: str) -> tuple[bool, str]:
-    """Whether two answers are mathematically equal, and how that was decided."""
-    if _compact(answer) == _compact(reference):
-        return True, "equal as text"
-    import sympy
+def _as_latex(text: str) -> str:
+    """`text` in ``$...$`` unless it carries its own delimiters; a currency ``\\$`` would end the math early."""
+    text = text.replace("\\$", "").strip()
+    return text if "$" in text or "\\boxed" in text or "\\(" in text or "\\[" in text else f"${text}$"
 
-    a, b = _parse(answer), _parse(reference)
-    if a is None or b is None:
-        return False, "not comparable as formulas" if b is not None else "the reference is not a formula"
-    try:
-        if not (a.free_symbols or b.free_symbols):
-            return _close(sympy.N(a, 30), sympy.N(b, 30)), "compared as numbers"
-        difference = a - b
-        if sympy.expand(difference) == 0:
-            return True, "equal after expanding"
-        symbols = sorted(difference.free_symbols, key=str)
-        rng = random.Random(0)
-        for _ in range(3):
-            point = {s: sympy.Rational(rng.randint(1, 97), rng.randint(1, 13)) for s in symbols}
-            if not _close(sympy.N(difference.subs(point), 30), 0):
-                return False, "differ at a sample point"
-        return True, "equal at three sample points"
-    except Exception:  # sympy raises many kinds on odd input; an answer it cannot compare is not equal
-        return False, "not comparable as formulas"
+
+def _parse(text: str, *, gold: bool) -> list[Any]:
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
+
+    configs = [LatexExtractionConfig(), ExprExtractionConfig()]
+    # parsing_timeout=None: no signal.alarm (our deadline bounds the whole judgment instead).
+    found = parse(_as_latex(text), extraction_config=configs, parsing_timeout=None)
+    if not found and gold:  # a gold that is plain text with a stray delimiter: read it as written
+        found = parse(text, extraction_config=configs, parsing_timeout=None)
+    return list(found)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_gold(text: str) -> tuple[Any, ...]:
+    # The same gold is judged against every reply to its task: parse it once. sympy's results are immutable.
+    return tuple(_parse(text, gold=True))
+
+
+def _compare(answer: str, gold: str) -> tuple[bool, str]:
+    from math_verify import verify
+
+    golds = list(_parsed_gold(gold))
+    if not golds:
+        msg = f"math-verify cannot read the gold answer {gold!r} as mathematics"
+        raise VerifierFailure(msg)
+    check_size(golds)
+    answers = _parse(answer, gold=False)
+    if not answers:
+        return False, "math-verify cannot read the answer as mathematics"
+    check_size(answers)
+    ok = verify(golds, answers, timeout_seconds=None)
+    return ok, "equal by math-verify" if ok else "not equal by math-verify"
 
 
 class MathJudge:
-    """Mathematical equivalence with sympy (see the module docstring for exactly what is compared)."""
+    """Mathematical equivalence by math-verify, with a timeout (see the module docstring for the rules)."""
+
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """`timeout`: seconds one judgment may take before it is a `VerifierFailure`."""
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
+            msg = f"The math judge's timeout must be a positive number of seconds, got {timeout!r}."
+            raise UsageError(msg)
+        self.timeout = float(timeout)
 
     def judge(self, answer: str, reference: Any) -> Judgment:
-        """1 when `answer` equals the reference as text or as a formula, else 0."""
-        ok, how = equivalent(str(answer), str(reference))
+        """1 when `answer` equals the reference as text or by math-verify, else 0; `VerifierFailure` when undecided."""
+        answer, gold = str(answer), str(reference)
+        if _compact(answer) == _compact(gold):
+            ok, how = True, "equal as text"
+        elif not answer.strip():
+            ok, how = False, "no answer"
+        else:
+            try:
+                ok, how = call_with_deadline(lambda: _compare(answer, gold), self.timeout)
+            except DeadlineExceeded as exc:
+                msg = f"math-verify {exc} comparing the answer {answer[:80]!r} with the gold {gold[:80]!r}."
+                raise VerifierFailure(msg) from exc
+            except TooLarge as exc:
+                msg = f"The math judge cannot compare {answer[:80]!r} with the gold {gold[:80]!r}: {exc}."
+                raise VerifierFailure(msg) from exc
         return Judgment(
             score=1.0 if ok else 0.0,
             passed=ok,

@@ -1,4 +1,4 @@
-"""Entry-point module: declares the ``hf`` adapter and the answer judges without importing datasets or sympy."""
+"""Entry-point module: declares the ``hf`` adapter and the judges, importing no datasets, sympy or math-verify."""
 
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 
@@ -34,6 +34,6 @@ def nenyax_register_judges() -> list[PluginSpec]:
             kind="judge",
             name="math",
             factory="nenyax.adapters.datasets.mathjudge:MathJudge",
-            summary="mathematical equivalence with sympy (LaTeX-ish answers, fractions, expressions)",
+            summary="mathematical equivalence by math-verify (LaTeX, fractions, sets, intervals), with a timeout",
         ),
     ]

@@ -6,7 +6,8 @@ from typing import Any
 
 import gymnasium as gym
 from nenyax.adapters.gymnasium.environment import GymEnvironment
-from nenyax.adapters.gymnasium.spec import make, parse_spec
+from nenyax.adapters.gymnasium.spec import ids_of_module, import_module, make, parse_spec
+from nenyax.core import Listing
 from nenyax.core.contract.uri import EnvURI
 
 
@@ -27,6 +28,32 @@ class GymnasiumAdapter:
         ]
 
     @staticmethod
-    def env_ids() -> list[str]:
-        """Every env id gymnasium registers (some need extras, or cannot be made at all)."""
-        return sorted(gym.registry)
+    def env_ids(import_modules: tuple[str, ...] | list[str] = ()) -> list[str]:
+        """Every env id gymnasium registers (some need extras, or cannot be made at all).
+
+        Each module of `import_modules` (``"minigrid"``) is imported first, and the ids it registers
+        are listed in gymnasium's ``module:EnvId`` form, the target a URI names them by
+        (``gymnasium:minigrid:MiniGrid-Empty-5x5-v0``). Only those modules are imported; a module that
+        cannot be imported is a `BadURIError` naming it.
+        """
+        for module_name in import_modules:
+            import_module(module_name, module_name)
+        third_party = {env_id: f"{m}:{env_id}" for m in import_modules for env_id in ids_of_module(m)}
+        return sorted(third_party.get(env_id, env_id) for env_id in gym.registry)
+
+    def listing(self, where: str | None = None) -> list[Listing]:
+        """Every registered env id (modules imported before, e.g. ``nenyax list --import ale_py``, included),
+        described by its entry point; `where` filters ids by substring."""
+        return [
+            Listing(uri=f"gymnasium:{env_id}", description=_entry_point(gym.registry[env_id].entry_point))
+            for env_id in self.env_ids()
+            if not where or where.lower() in env_id.lower()
+        ]
+
+
+def _entry_point(entry: Any) -> str:
+    # A string names the env class; a callable is a factory (gymnasium registers one that only raises
+    # for envs whose dependency is gone, such as the mujoco-py versions).
+    if entry is None or isinstance(entry, str):
+        return entry or ""
+    return f"{getattr(entry, '__module__', '?')}:{getattr(entry, '__qualname__', repr(entry))}"

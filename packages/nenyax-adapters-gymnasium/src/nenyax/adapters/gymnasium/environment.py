@@ -30,6 +30,9 @@ STOCHASTIC_CLASSES = frozenset({"BlackjackEnv", "BlackJackJaxEnv"})
 # Box2D envs keep their physics world across resets, and BipedalWalker's third reset with the same
 # seed already plays differently (measured): a reused env would break "the same seed replays".
 FRESH_ENV_MODULES = ("gymnasium.envs.box2d",)
+# A space's repr may hold an object address (MiniGrid's MissionSpace shows its mission function), which
+# differs in every process and would make the manifest digest differ too.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 NO_ORACLE = "No oracle: the env has no transition table to plan on, and gymnasium ships no optimal controller for it."
 
 
@@ -56,7 +59,8 @@ class GymEnvironment(StepEnvironment):
         unwrapped = first.unwrapped
         n_actions = self.action_space.n if isinstance(self.action_space, spaces.Discrete) else 0
         self.meanings = action_meanings(unwrapped, int(n_actions)) if n_actions else None
-        self.codec_problem = codec_problem(self.observation_space, self.action_space)
+        problem = codec_problem(self.observation_space, self.action_space)
+        self.codec_problem = _stable(problem) if problem else None
         self.plan: TabularPlan | None = None
         self.why_no_reference: str | None = NO_ORACLE
         table = table_of(first)
@@ -92,8 +96,13 @@ class GymEnvironment(StepEnvironment):
             name=self.spec.target,
             description=" ".join(description.split())[:500],
             splits=(Split(name="seeds", count=self.spec.tasks),),
-            observation=f"{self.observation_space}, stored in steps as JSON (lists of numbers, ints, objects).",
-            action=f"{self.action_space}; chat models answer inside <action></action> (see the system prompt).",
+            observation=(
+                f"{_stable(self.observation_space)}, stored in steps as JSON (lists of numbers, ints, objects; arrays "
+                "of more than 1024 numbers as {'__ndarray__': {dtype, shape, base64 data}})."
+            ),
+            action=(
+                f"{_stable(self.action_space)}; chat models answer inside <action></action> (see the system prompt)."
+            ),
             extra={
                 "spec": {
                     "id": env_spec.id if env_spec else self.spec.target,
@@ -102,6 +111,8 @@ class GymEnvironment(StepEnvironment):
                     "max_episode_steps": self.max_episode_steps,
                     "nondeterministic": bool(env_spec and env_spec.nondeterministic),
                     "kwargs": jsonable(env_spec.kwargs if env_spec else {}),
+                    # The registered id whose settings an env class was made with (None: not registered).
+                    "registration": self.spec.registration.id if self.spec.registration else None,
                 },
                 "make_kwargs": jsonable(self.spec.kwargs),
                 "score": (
@@ -111,6 +122,8 @@ class GymEnvironment(StepEnvironment):
                 "reference": "policy iteration on env.unwrapped.P" if self.plan else self.why_no_reference,
                 "text_codec": self.codec_problem or "ok",
                 "on_unparseable": self.spec.on_unparseable,
+                "retries": self.spec.retries,
+                "observations": self.spec.observations,
                 "reuses_envs": self.reuse_envs,
                 "action_meanings": list(self.meanings or ()),
             },
@@ -171,6 +184,11 @@ class GymEnvironment(StepEnvironment):
                 raise BadURIError(msg)
             reset_seed = 0 if seed is None else seed
         return GymSession(self, reset_seed)
+
+
+def _stable(text: object) -> str:
+    """`text` without object addresses, so the manifest is the same in every process."""
+    return _ADDRESS.sub("", str(text))
 
 
 def _close_quietly(env: gym.Env[Any, Any]) -> None:

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gymnasium import spaces
-from nenyax.adapters.gymnasium import codec
+from nenyax.adapters.gymnasium import arrays, codec
 from nenyax.adapters.gymnasium.spaces import coerce_action, jsonable, null_action, to_json
 from nenyax.adapters.gymnasium.wrappers import bookkeeping_free
 from nenyax.core.contract.trajectory import Step
 from nenyax.core.engine.environment import Session
-from nenyax.core.errors import PolicyFailure, UnsupportedPolicyError
+from nenyax.core.errors import PolicyFailure, RetryablePolicyFailure, UnsupportedPolicyError
 
 if TYPE_CHECKING:
     from nenyax.adapters.gymnasium.environment import GymEnvironment
@@ -50,6 +50,9 @@ class GymSession(Session):
         self._obs_space = self._gym.observation_space
         self._act_space = self._gym.action_space
         self._array_obs = isinstance(self._obs_space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary)
+        self._record = env.spec.observations
+        self._retries_left = env.spec.retries
+        self._feedback: str | None = None
         act = self._act_space
         self._int_low = int(act.start) if isinstance(act, spaces.Discrete) else 0
         self._int_high = int(act.start + act.n) if isinstance(act, spaces.Discrete) else 0
@@ -81,9 +84,8 @@ class GymSession(Session):
         else:
             native, action_json = coerce_action(self._act_space, action)
         obs = self._obs
-        observation_json = (
-            obs.tolist() if self._array_obs and type(obs) is np.ndarray else to_json(self._obs_space, obs)
-        )
+        # Encoded before the step: an env may reuse its observation buffer in place.
+        observation_json = None if self._record == "none" else self.recorded_observation(obs)
         try:
             obs, reward, terminated, truncated, info = self._core.step(native)
         except BaseException:
@@ -94,6 +96,9 @@ class GymSession(Session):
             truncated = True  # TimeLimit's rule, applied here because the session steps beneath it
         self._obs = obs
         self._done = bool(terminated or truncated)
+        self._retries_left = self.env.spec.retries  # each action gets its own retries
+        if self._record == "last" and not self._done:
+            observation_json = None
         self._last_reward = float(reward)
         info = jsonable(info) if info else {}
         if self._note is not None:
@@ -107,6 +112,12 @@ class GymSession(Session):
             truncated=bool(truncated),
             info=info,
         )
+
+    def recorded_observation(self, observation: Any) -> Any:
+        """The JSON form of a native observation: lists for small arrays, dtype/shape/base64 for large ones."""
+        if self._array_obs and type(observation) is np.ndarray and observation.size < arrays.COMPACT_MIN_ELEMENTS:
+            return observation.tolist()  # the hot path of CartPole-like envs
+        return to_json(self._obs_space, observation)
 
     def close(self) -> None:
         """Give the env back to the pool (or close it when it raised)."""
@@ -126,7 +137,11 @@ class GymSession(Session):
             self._rendered = True
             messages.append({"role": "system", "content": self._system_prompt()})
         parts = []
-        if self._last_reward is not None:
+        if self._feedback is not None:
+            # A retry: the parser's own sentence says what was wrong and what a valid reply looks like.
+            parts.append(f"Your last reply was not a valid action: {self._feedback} Reply again.")
+            self._feedback = None
+        elif self._last_reward is not None:
             parts.append(f"Reward for your last action: {self._last_reward:g}.")
         parts.append(f"Observation: {codec.format_value(self._obs_space, self._obs)}")
         picture = self._ansi()
@@ -160,10 +175,15 @@ class GymSession(Session):
         return _ANSI.sub("", _ANSI_HIGHLIGHT.sub(r"[\1]", text)).strip("\n")
 
     def parse_action(self, text: str) -> Any:
-        """The action the reply names; when it names none, the URI's ``on_unparseable`` fallback or `PolicyFailure`."""
+        """The action the reply names; when it names none, a retry while the action has retries left, then the
+        URI's ``on_unparseable`` fallback or `PolicyFailure`."""
         try:
             return codec.parse(self._act_space, text, self.env.meanings)
         except PolicyFailure as exc:
+            if self._retries_left > 0:
+                self._retries_left -= 1
+                self._feedback = str(exc)
+                raise RetryablePolicyFailure(str(exc)) from exc
             mode = self.env.spec.on_unparseable
             if mode == "fail":
                 raise

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from gymnasium import spaces
+from nenyax.adapters.gymnasium import arrays
 from nenyax.core.errors import PolicyFailure
 
 SUPPORTED = (
@@ -32,11 +33,11 @@ SUPPORTED = (
 def to_json(space: spaces.Space[Any], value: Any) -> Any:
     """A JSON-native copy of `value`, an element of `space`."""
     if isinstance(value, np.ndarray) and isinstance(space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary):
-        return value.tolist()  # the common case first: one call, no copy
+        return arrays.record(value)  # the common case first: one call, no copy
     if isinstance(space, spaces.Discrete):
         return int(value)
     if isinstance(space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary):
-        return np.asarray(value).tolist()
+        return arrays.record(np.asarray(value))
     if isinstance(space, spaces.Text):
         return str(value)
     if isinstance(space, spaces.Tuple):
@@ -65,7 +66,7 @@ def from_json(space: spaces.Space[Any], value: Any) -> Any:
             raise ValueError(msg)
         return np.int64(value)
     if isinstance(space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary):
-        array = np.asarray(value)
+        array = arrays.decode(value) if arrays.is_compact(value) else np.asarray(value)
         if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
             msg = f"expected numbers, got {value!r}"
             raise ValueError(msg)
@@ -155,7 +156,7 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
+        return arrays.encode(value) if value.size >= arrays.COMPACT_MIN_ELEMENTS else jsonable(value.tolist())
     if isinstance(value, np.generic):
         return jsonable(value.item())
     if isinstance(value, float) and not math.isfinite(value):

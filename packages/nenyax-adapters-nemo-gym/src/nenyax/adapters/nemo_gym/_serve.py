@@ -130,7 +130,7 @@ def _build_app(cls: type, name: str, host: str, port: int, settings: dict[str, A
     from nemo_gym.config_types import BaseServerConfig
     from nemo_gym.server_utils import ServerClient
 
-    config_cls = cls.model_fields["config"].annotation
+    config_cls = cls.model_fields["config"].annotation  # type: ignore[attr-defined]  # a pydantic model class
     config = config_cls.model_validate({"entrypoint": "app.py", **settings, "name": name, "host": host, "port": port})
     # The client is only used by servers that call other servers (judges, agents); no head server runs.
     client = ServerClient(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ TOOL_MAX_TURNS = 10
 """Actions allowed per episode when the rows offer tools (one answer otherwise)."""
 
 
-def _suggest(word: str, choices: Sequence[str]) -> str:
+def _suggest(word: str, choices: Iterable[str]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6)
     return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 

@@ -92,7 +92,7 @@ def _as_call(obj: dict[str, Any], source: str) -> dict[str, Any]:
     if not isinstance(name, str) or not name:
         msg = f'The tool call {source} names no tool; write {{"name": "<tool>", "arguments": {{...}}}}.'
         raise PolicyFailure(msg)
-    args = next((obj[k] for k in ("arguments", "input", "parameters") if k in obj), {})
+    args: Any = next((obj[k] for k in ("arguments", "input", "parameters") if k in obj), {})
     if isinstance(args, str):  # OpenAI's wire form sends arguments as a JSON string
         try:
             args = json.loads(args) if args.strip() else {}

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from nenyax.adapters.reasoning_gym.environment import ReasoningGymEnvironment
 from nenyax.adapters.reasoning_gym.spec import parse_spec
+from nenyax.core import Listing
 from nenyax.core.contract.uri import EnvURI
 from reasoning_gym.factory import DATASETS
 
@@ -29,3 +31,15 @@ class ReasoningGymAdapter:
     def datasets() -> list[str]:
         """Every dataset name reasoning-gym registers (without the composite meta-dataset)."""
         return sorted(set(DATASETS) - {"composite"})
+
+    def listing(self, where: str | None = None) -> list[Listing]:
+        """Every dataset, described by the first line of its class's docstring; `where` filters names by substring."""
+        found = []
+        for name in self.datasets():
+            if where and where.lower() not in name.lower():
+                continue
+            # The class's own docstring: an inherited one describes the base class, not this dataset.
+            own = DATASETS[name][0].__dict__.get("__doc__")
+            doc = inspect.cleandoc(own) if isinstance(own, str) else ""
+            found.append(Listing(uri=f"reasoning_gym:{name}", description=doc.splitlines()[0] if doc else ""))
+        return found

@@ -1,6 +1,10 @@
 """Finding the final answer in a model's reply: shared by every question-and-answer format.
 
-One set of rules, so the same reply scores the same way whichever adapter judges it.
+One set of rules, so the same reply scores the same way whichever adapter judges it. Only a final
+answer counts: a marked one (the answer tag, a box, "the answer is"), or a reply that is nothing but
+one line. Working shown along the way is never mistaken for the answer: a reply of several lines
+ending "so 2 + 3 = 5, and the area is 10" marks none, so its answer is empty, never the ``5`` after
+the ``=`` nor the last number (and a one-line reply is judged whole, prose and all).
 """
 
 from __future__ import annotations
@@ -10,13 +14,21 @@ import re
 import string
 
 ANSWER_RULES = (
-    "The answer, as text. It is taken from the last <answer>...</answer>, else \\boxed{...}, "
-    "else an 'Answer: ...' final line, else the final line."
+    "The final answer, as text: the last <answer>...</answer> (the last \\boxed{...} inside it, if any), "
+    "else the last \\boxed{...}, else what follows the last 'the answer is' or 'Answer:' up to the end of "
+    "its sentence; a reply with none of these is its own answer only when it is a single line (such as 42). "
+    "Nothing else is read as the answer: an '=' or a number inside prose is not one."
 )
 """How `extract_answer` reads a reply, for manifests' action descriptions."""
 
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_ANSWER_LINE = re.compile(r"(?:final answer|answer)\s*(?:is|:)\s*(.+?)\s*\.?\s*$", re.IGNORECASE)
+# "The answer is 17.", "Final answer: 17", "**Answer:** 17", "the final answer is: $17$".
+_ANSWER_IS = re.compile(
+    r"\b(?:final\s+)?answer\s*(?:\*\*)?\s*(?:is\b\s*:?|:)\s*(?:\*\*)?[ \t]*(?P<answer>[^\n]*)", re.IGNORECASE
+)
+# The answer runs to the end of its sentence: a period, "!" or "?" followed by a space or the line's end
+# ("3.5" keeps its point), else to the end of the line.
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 _BOXED = "\\boxed{"
 
 
@@ -36,23 +48,38 @@ def last_boxed(text: str) -> str | None:
     return None
 
 
+def _answer_is(text: str) -> str | None:
+    """What follows the last "the answer is" / "Answer:" that is followed by anything, or None."""
+    for match in reversed(list(_ANSWER_IS.finditer(text))):
+        rest = match.group("answer").strip()
+        end = _SENTENCE_END.search(rest)
+        answer = (rest[: end.start()] if end else rest).strip().strip("*").strip()
+        if answer:
+            return answer
+    return None
+
+
 def extract_answer(text: str) -> str:
-    """The answer in `text`: the last ``<answer>..</answer>``, else ``\\boxed{..}``, else an
-    ``Answer: ..`` / ``the answer is ..`` final line, else the last non-empty line.
+    """The final answer in `text` by `ANSWER_RULES`; the empty string when the reply marks none.
+
+    In order: the last ``<answer>..</answer>`` (its last ``\\boxed{..}`` when it holds one), else the
+    last ``\\boxed{..}``, else what follows the last "the answer is" / "Answer:" to the end of its
+    sentence, else the whole reply when it is a single line.
     """
     tags = _ANSWER_TAG.findall(text)
     if tags:
-        return tags[-1].strip()
+        tagged = tags[-1].strip()
+        boxed = last_boxed(tagged)
+        return boxed if boxed is not None else tagged
     boxed = last_boxed(text)
     if boxed is not None:
         return boxed
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    if not lines:
-        return ""
-    match = _ANSWER_LINE.search(lines[-1])
-    if match:
-        return match.group(1).strip()
-    return lines[-1]
+    said = _answer_is(text)
+    if said is not None:
+        return said
+    stripped = text.strip()
+    # A bare reply ("42", "x = 3", "Yes") is an answer; several lines without a marked answer are working.
+    return stripped if "\n" not in stripped else ""
 
 
 def garbage_answer(rng: random.Random) -> str:

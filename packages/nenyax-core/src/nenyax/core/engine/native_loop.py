@@ -219,5 +219,5 @@ async def run_native_episode(
         timing=Timing(started=started, ended=time.time()),
         error=error,
         group_id=group_id,
-        info={"agent": agent, **(result.info if result is not None else {})},
+        info={"agent": agent, "sample": sample, **(result.info if result is not None else {})},
     )

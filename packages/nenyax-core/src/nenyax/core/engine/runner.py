@@ -11,7 +11,7 @@ import asyncio
 import math
 from collections.abc import Awaitable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from nenyax.core.contract.manifest import Mode
 from nenyax.core.contract.trajectory import Group, Trajectory, new_id
@@ -172,13 +172,37 @@ async def run_many(
     ids = env.task_ids(limit=tasks) if tasks is None or isinstance(tasks, int) else list(tasks)
     for task in ids:
         check_task(task)
+    jobs: list[Job] = []
+    for task in ids:
+        group_id = new_id() if n > 1 else None
+        jobs.extend(Job(task, group_id, k) for k in range(n))
+    return await run_jobs(env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout)
+
+
+class Job(NamedTuple):
+    """One episode to play: which task, its group id, and which repeat of the task it is."""
+
+    task: str | None
+    group_id: str | None
+    sample: int
+
+
+async def run_jobs(
+    env: Environment,
+    pol: Policy,
+    jobs: Sequence[Job],
+    *,
+    concurrency: int = 16,
+    sink: JsonlSink | str | Path | None = None,
+    timeout: float | None = None,
+) -> list[Trajectory]:
+    """Play exactly these episodes, at most `concurrency` at once, writing each to `sink` as it finishes.
+
+    `run_many` is this with every sample of every task; a resumed run passes only the ones missing.
+    """
     if not env.manifest.capabilities.concurrent_sessions:
         concurrency = 1
     out_sink = open_sink(sink)
-    jobs: list[tuple[str, str | None, int]] = []
-    for task in ids:
-        group_id = new_id() if n > 1 else None
-        jobs.extend((task, group_id, k) for k in range(n))
     results: list[Trajectory | None] = [None] * len(jobs)
     pending = iter(enumerate(jobs))
     failed: list[BaseException] = []
@@ -203,6 +227,10 @@ async def run_many(
             if out_sink is not None:
                 out_sink.write(traj)
             results[index] = traj
+            if index % 64 == 63:
+                # An episode that never waits (a synchronous env and policy) never yields to the loop:
+                # yield now and then, so an interrupt or a cancellation lands mid-run, not at its end.
+                await asyncio.sleep(0)
 
     try:
         await asyncio.gather(*(worker() for _ in range(min(concurrency, len(jobs)))))

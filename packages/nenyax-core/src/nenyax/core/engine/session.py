@@ -64,6 +64,14 @@ class Session(abc.ABC):
         """Async twin of `close`."""
         self.close()
 
+    def recorded_observation(self, observation: Any) -> Any:
+        """The JSON-able form of `observation` for a step the loop records itself (a reply or action refused).
+
+        Steps from `act` already carry the session's own form; sessions whose native observations are
+        not JSON-able (numpy arrays) override this so every recorded step serialises alike.
+        """
+        return observation
+
     # ---- text codec: how a chat model sees and drives this environment
 
     def render(self) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from nenyax.core.errors import (
     InfraFailure,
     PluginLoadError,
     PolicyFailure,
+    RetryablePolicyFailure,
     UsageError,
     VerifierFailure,
     with_article,
@@ -131,7 +132,8 @@ async def _play(
     except RuntimeError:
         yield_every = None
     last_yield = time.monotonic()
-    while not session.done and len(steps) < max_turns:
+    retried = 0  # retried replies are recorded turns but not env steps, so max_turns does not count them
+    while not session.done and len(steps) - retried < max_turns:
         if yield_every is not None and time.monotonic() - last_yield > yield_every:
             await asyncio.sleep(0)
             last_yield = time.monotonic()
@@ -176,20 +178,31 @@ async def _play(
             episode.messages.append({"role": "assistant", "content": text})
             try:
                 action = session.parse_action(text)
+            except RetryablePolicyFailure as exc:  # recorded as a turn; the session asks again with the error
+                recorded = session.recorded_observation(observation)
+                steps.append(
+                    Step(observation=recorded, action=None, text=text, info={"error": str(exc), "retry": True})
+                )
+                retried += 1
+                continue
             except PolicyFailure as exc:
-                steps.append(Step(observation=observation, action=None, text=text, info={"error": str(exc)}))
+                recorded = session.recorded_observation(observation)
+                steps.append(Step(observation=recorded, action=None, text=text, info={"error": str(exc)}))
                 episode.fail(Status.POLICY_ERROR, exc)
                 return
             except ABORT:
                 raise
             except Exception as exc:  # a parser that crashes is the adapter's bug, not the model's
-                steps.append(Step(observation=observation, action=None, text=text, info={"error": describe(exc)}))
+                recorded = session.recorded_observation(observation)
+                steps.append(Step(observation=recorded, action=None, text=text, info={"error": describe(exc)}))
                 episode.fail(Status.ENV_ERROR, exc)
                 return
         expected = session.action_type
         if expected is not None and not isinstance(action, expected):
             msg = f"The policy returned {_kind(action)} where the environment takes {_names(expected)}."
-            steps.append(Step(observation=observation, action=None, text=text, info={"error": msg}))
+            steps.append(
+                Step(observation=session.recorded_observation(observation), action=None, text=text, info={"error": msg})
+            )
             episode.fail(Status.POLICY_ERROR, msg)
             return
         try:
@@ -200,15 +213,18 @@ async def _play(
         except ABORT:
             raise
         except PolicyFailure as exc:  # the environment rejected the action as invalid
-            steps.append(Step(observation=observation, action=action, text=text, info={"error": str(exc)}))
+            recorded = session.recorded_observation(observation)
+            steps.append(Step(observation=recorded, action=action, text=text, info={"error": str(exc)}))
             episode.fail(Status.POLICY_ERROR, exc)
             return
         except VerifierFailure as exc:  # environments that score inside act(): keep the action, no score
-            steps.append(Step(observation=observation, action=action, text=text, info={"error": str(exc)}))
+            recorded = session.recorded_observation(observation)
+            steps.append(Step(observation=recorded, action=action, text=text, info={"error": str(exc)}))
             episode.fail(Status.VERIFIER_ERROR, exc)
             return
         except InfraFailure as exc:  # an environment behind a network or sandbox lost it
-            steps.append(Step(observation=observation, action=action, text=text, info={"error": str(exc)}))
+            recorded = session.recorded_observation(observation)
+            steps.append(Step(observation=recorded, action=action, text=text, info={"error": str(exc)}))
             episode.fail(Status.INFRA_ERROR, exc)
             return
         except Exception as exc:
@@ -313,6 +329,7 @@ async def run_step_episode(
         timing=Timing(started=started, ended=time.time()),
         error=episode.error,
         group_id=group_id,
+        info={"sample": sample},  # which repeat of the task this is: what `eval --resume` skips by
     )
     if episode.status is Status.INTERRUPTED:
         raise EpisodeInterrupted(trajectory)

@@ -24,9 +24,25 @@ class LoadContext:
     """Settings from the run config's table for this format (``[adapters.<format>]``), if any."""
 
 
+@attrs.frozen(kw_only=True)
+class Listing:
+    """One environment an adapter can load, as `nenyax list` shows it."""
+
+    uri: str
+    """A URI that loads it."""
+    description: str = ""
+    """One line, where the format has one (a dataset's docstring, a file's size); else empty."""
+
+
 @runtime_checkable
 class Adapter(Protocol):
-    """Loads URIs of one format into environments."""
+    """Loads URIs of one format into environments.
+
+    Optional: ``listing(self, where: str | None = None) -> Sequence[Listing]``, what the adapter can
+    load here (the datasets a library registers, the files a folder holds; `where` narrows it, e.g.
+    a folder). `nenyax list` calls it when present and says "cannot list" otherwise; it is not part
+    of this protocol so an adapter without it still is one.
+    """
 
     def load(self, uri: EnvURI, context: LoadContext) -> Environment:
         """Return the environment `uri` names (a Step-, Rollout- or TaskEnvironment).

@@ -139,7 +139,12 @@ async def _manifest_valid(ctx: Context) -> str:
     if caps.max_turns is not None and caps.max_turns < 1:
         raise Fail(f"The manifest claims max_turns={caps.max_turns}; an episode takes at least one turn.")
     version = f"{manifest.format} {manifest.format_version}"
-    return f"Valid {version} manifest, digest {env.digest[:19]}, {len(ids)} task ids listed."
+    evidence = f"Valid {version} manifest, digest {env.digest[:19]}, {len(ids)} task ids listed."
+    # Rows whose gold answer is unusable are left out of the tasks (and so of the audit): say so, naming one.
+    bad = getattr(env, "bad_rows", ())
+    if bad:
+        evidence += f" {len(bad)} row(s) left out for bad gold answers, e.g.: {bad[0].sentence}"
+    return evidence
 
 
 async def _episode_starts(ctx: Context) -> str:
@@ -442,20 +447,27 @@ async def _reference_beats_floor(ctx: Context) -> str:
             traj = await ctx.play(policy, task, key=name)
             if traj.status is Status.VERIFIER_ERROR:
                 raise Fail(f"The verifier crashed on {name} for {task} instead of scoring it: {traj.error}")
-            scores.append(_score(traj, name))
+            # A cheap policy the environment refuses (policy_error) is judged 0, as any failing policy is.
+            scores.append(
+                traj.judgment.score if traj.status is Status.POLICY_ERROR and traj.judgment else _score(traj, name)
+            )
         if _mean(scores) > best:
             best_name, best = name, _mean(scores)
     if best_name == "":
         raise Skip("The environment offers no cheap policy (null, random or constant) to measure a floor with.")
-    margin = reference - best
+    # A margin is a share of the score range where the environment declares one; otherwise raw score units.
+    score_range = env.manifest.score_range
+    width = score_range[1] - score_range[0] if score_range and score_range[1] > score_range[0] else 1.0
+    margin = (reference - best) / width
     ctx.floor = Floor(
         probe=best_name, score=best, reference=reference, margin=margin, required=ctx.margin, tasks=len(tasks)
     )
     over = f"over {len(tasks)} of {_count(ctx)} tasks"
     said = f"{best_name} averages {best:.2f} against the reference's {reference:.2f} {over}"
+    units = "" if score_range else " (in raw score units: the environment declares no score range)"
     if margin < ctx.margin:
-        raise Fail(f"Not discriminating: {said}, a margin of {margin:.2f} where {ctx.margin:.2f} is required.")
-    return f"The floor is {said}: a margin of {margin:.2f} ({ctx.margin:.2f} required)."
+        raise Fail(f"Not discriminating: {said}, a margin of {margin:.2f}{units} where {ctx.margin:.2f} is required.")
+    return f"The floor is {said}: a margin of {margin:.2f}{units} ({ctx.margin:.2f} required)."
 
 
 CHECKS: tuple[tuple[str, Tier, CheckFn, str | None], ...] = (

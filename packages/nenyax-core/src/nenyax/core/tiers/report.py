@@ -43,7 +43,7 @@ class Floor:
     score: float
     reference: float
     margin: float
-    """reference - score."""
+    """(reference - score), as a share of the declared score range when there is one, else in score units."""
     required: float
     """The margin `audited` asks for."""
     tasks: int

@@ -1,0 +1,144 @@
+"""Gold answers and questions as the user wrote them, validated row by row before anything is trusted.
+
+A gold cell is text: ``NA``, ``007``, ``3.10``, ``True`` and ``1e3`` stay exactly that (text files are
+read without guessing, see `textfiles`); a number or boolean from a typed file (Parquet, save_to_disk)
+is written the usual way (``7``, ``3.1``, ``true``). The final answer in a cell is what follows
+``####`` (GSM8K), else the last ``\\boxed{}`` (MATH), else the whole cell.
+
+**Several acceptable answers** are a list cell: a JSON array, or a list column of a typed file. Every
+item is read like a cell of its own, a reply scores the best of its judgments against the items, and
+the reference policy answers the first. An empty list, or a list with a null, empty or nested item, is
+a bad gold row, like a null, empty or missing cell. A CSV cell is always one answer: ``[1, 2]`` in a
+CSV is the text ``[1, 2]``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import attrs
+
+from nenyax.adapters.datasets.loading import MISSING, Table
+from nenyax.core.engine.answers import last_boxed
+from nenyax.core.errors import BadURIError
+
+# GSM8K-style gold answers put the worked solution first and the final answer after "####".
+_HASHES = re.compile(r"####\s*(.*?)\s*$", re.DOTALL)
+SHOWN_BAD_ROWS = 20
+"""Bad rows named in the manifest (all of them are on the environment's `bad_rows`)."""
+
+
+class BadValue(Exception):
+    """A cell that holds no usable value; the message says what it holds (``an empty 'answer'``)."""
+
+
+@attrs.frozen
+class BadRow:
+    """A row whose gold answer is unusable: left out of the tasks, named in the manifest and by `check`."""
+
+    task_id: str
+    """The id the row would have had, e.g. ``train/2``."""
+    row: int
+    """Its index among the split's rows, counting from 0."""
+    line: int | None
+    """The line of the file it starts on (CSV, JSON Lines), else None."""
+    problem: str
+    """What the gold cell holds, e.g. ``an empty 'answer'``."""
+    where: str
+    """``line 4 of qa.csv`` or ``row 3 of qa.parquet``."""
+
+    @property
+    def sentence(self) -> str:
+        """``Line 4 of qa.csv (task train/2) has an empty 'answer'.``"""
+        counted = "" if self.line is not None else ", rows counted from 0"
+        return f"{self.where[0].upper()}{self.where[1:]} (task {self.task_id}{counted}) has {self.problem}."
+
+
+def as_text(value: Any, column: str) -> str:
+    """A scalar cell as text, or `BadValue` saying why it is none."""
+    if value is MISSING:
+        raise BadValue(f"no {column!r} field")
+    if value is None:
+        raise BadValue(f"a null {column!r}")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and math.isnan(value):
+        raise BadValue(f"a NaN {column!r} (a missing value)")
+    if isinstance(value, dict):
+        raise BadValue(f"an object in {column!r}, not text")
+    if isinstance(value, list | tuple):
+        raise BadValue(f"a nested list in {column!r}")
+    text = str(value)
+    if not text.strip():
+        raise BadValue(f"an empty {column!r}")
+    return text
+
+
+def final_answer(text: str, column: str) -> str:
+    """The final answer in a gold cell's text: after ``####``, else the last ``\\boxed{}``, else the cell."""
+    hashes = _HASHES.search(text)
+    if hashes:
+        found, where = hashes.group(1).strip(), "after '####'"
+    else:
+        boxed = last_boxed(text)
+        found, where = (boxed, "in its last \\boxed{}") if boxed is not None else (text.strip(), "")
+    if not found:
+        raise BadValue(f"an {column!r} with nothing {where}")
+    return found
+
+
+def gold_answers(value: Any, column: str) -> tuple[str, ...]:
+    """The acceptable answers in a gold cell (one, or a list's items), or `BadValue`."""
+    if isinstance(value, list | tuple):
+        if not value:
+            raise BadValue(f"an empty list in {column!r}")
+        try:
+            return tuple(final_answer(as_text(item, column), column) for item in value)
+        except BadValue as exc:
+            raise BadValue(f"a list in {column!r} holding {exc}") from None
+    return (final_answer(as_text(value, column), column),)
+
+
+def read_golds(table: Table, column: str, task_ids: list[str]) -> tuple[list[tuple[str, ...] | None], list[BadRow]]:
+    """Every row's acceptable answers (None for a bad row), and the bad rows; all rows bad is an error."""
+    golds: list[tuple[str, ...] | None] = []
+    bad: list[BadRow] = []
+    for index, value in enumerate(table.column(column)):
+        try:
+            golds.append(gold_answers(value, column))
+        except BadValue as exc:
+            golds.append(None)
+            line = table.lines[index] if table.lines is not None else None
+            bad.append(
+                BadRow(task_id=task_ids[index], row=index, line=line, problem=str(exc), where=table.where(index))
+            )
+    if len(bad) == table.size:
+        msg = (
+            f"No row of {table.name} has a gold answer in its {column!r} column ({bad[0].sentence[:-1]}, and so on); "
+            "name the answer column with ?answer_column=<column>."
+        )
+        raise BadURIError(msg)
+    return golds, bad
+
+
+def read_questions(table: Table, column: str) -> list[str]:
+    """Every row's question; a row without one is an error naming it (and how many more there are)."""
+    questions: list[str] = []
+    bad: list[tuple[int, str]] = []
+    for index, value in enumerate(table.column(column)):
+        try:
+            questions.append(as_text(value, column) if not isinstance(value, list | dict) else str(value))
+        except BadValue as exc:
+            bad.append((index, str(exc)))
+    if bad:
+        index, problem = bad[0]
+        where = table.where(index) + (" (counting from 0)" if table.lines is None else "")
+        more = f" ({len(bad) - 1} more rows lack one too)" if len(bad) > 1 else ""
+        msg = (
+            f"{where[0].upper()}{where[1:]} has {problem}, so it has no question{more}; "
+            "fix the file or name the question column with ?prompt_column=<column>."
+        )
+        raise BadURIError(msg)
+    return questions

@@ -1,0 +1,232 @@
+"""``nenyax eval URI``: N tasks x K samples into a run directory, with mean, interval and pass@k."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from nenyax.cli.eval_report import print_summary
+from nenyax.cli.run_config import apply_config, settings_to_options, stronger
+from nenyax.core import DEFAULT_MODEL, Endpoint, UsageError, load
+from nenyax.core.contract.trajectory import Trajectory, new_id
+from nenyax.core.engine.policies import BUILTIN_POLICIES, as_policy
+from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, default_run_path, read_config, write_summary
+from nenyax.core.engine.runner import Job, run_jobs
+from nenyax.core.engine.sinks import JsonlSink, read_trajectories
+from nenyax.core.engine.summary import summarize
+from nenyax.core.engine.sync import run_sync
+
+# Settings a resumed run may change without changing what it measures.
+_FREE_ON_RESUME = {"concurrency"}
+
+
+def _split_ids(values: tuple[str, ...]) -> list[str]:
+    return [part for value in values for part in value.split(",") if part]
+
+
+@click.command("eval")
+@click.argument("uri", required=False)
+@click.option(
+    "--config",
+    type=click.Path(exists=True, path_type=Path),
+    callback=apply_config,
+    is_eager=True,
+    expose_value=False,
+    help="A run.toml naming the settings (options and NENYAX_* variables override it).",
+)
+@click.option("--model", "-m", envvar="NENYAX_MODEL", help="provider:model to evaluate (default: the embedded model).")
+@click.option(
+    "--policy", envvar="NENYAX_POLICY", type=click.Choice(sorted(BUILTIN_POLICIES)), help="Evaluate a built-in policy."
+)
+@click.option(
+    "--tasks", type=click.IntRange(min=1), envvar="NENYAX_TASKS", help="Run the first N tasks (default: all)."
+)
+@click.option("--task-ids", multiple=True, help="Task ids to run (repeat or separate with commas) instead of --tasks.")
+@click.option("--samples", "-k", type=click.IntRange(min=1), envvar="NENYAX_SAMPLES", default=1, show_default=True)
+@click.option("--concurrency", type=click.IntRange(min=1), envvar="NENYAX_CONCURRENCY", default=16, show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds before an episode times out.")
+@click.option("--pass-threshold", type=float, default=1.0, show_default=True, help="Score that passes (pass@k).")
+@click.option("--max-tokens", type=int, default=256, show_default=True, help="Most tokens per model reply.")
+@click.option("--temperature", type=float, default=0.7, show_default=True, help="Sampling temperature.")
+@click.option("--base-url", envvar="NENYAX_BASE_URL", help="Base URL of an OpenAI-compatible server.")
+@click.option("--api-key-env", envvar="NENYAX_API_KEY_ENV", help="Environment variable holding the API key.")
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path), help="Run directory (default runs/<time>-<env>)."
+)
+@click.option("--resume", type=click.Path(file_okay=False, path_type=Path), help="Finish the run in this directory.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.pass_context
+def eval_command(ctx: click.Context, **opts: Any) -> None:
+    """Evaluate a model or policy on many tasks of URI and record every episode in a run directory."""
+    resume: Path | None = opts.pop("resume")
+    as_json: bool = opts.pop("as_json")
+    if resume is not None:
+        stored = _resume_settings(ctx, resume, opts)
+        out = resume
+    else:
+        stored = None
+        out = opts.pop("out") or default_run_path("runs", opts.get("uri") or "run")
+    settings = _settings(ctx, opts)
+    if stored is not None:
+        _same_run(settings, stored, resume)  # type: ignore[arg-type]
+    player = _player(settings)
+    env = load(settings["uri"])
+    try:
+        ids = list(settings["task_ids"]) if "task_ids" in settings else env.task_ids(limit=settings.get("tasks"))
+        samples = settings["samples"]
+        jsonl = out / TRAJECTORIES
+        if stored is None:
+            create_run(out, settings, env.manifest, extra={"task_count": len(ids)})
+            done: list[Any] = []
+        else:
+            done = list(read_trajectories(jsonl)) if jsonl.exists() else []
+        jobs = _missing_jobs(ids, samples, done)
+        if not as_json:
+            click.echo(f"{settings['uri']}: {len(ids)} task(s) x {samples} sample(s) -> {out}", err=True)
+            if done:
+                click.echo(f"resuming: {len(done)} episode(s) already recorded, {len(jobs)} to play", err=True)
+        started = time.perf_counter()
+        with JsonlSink(jsonl) as sink:
+            pol = as_policy(player)
+            try:
+                played = run_sync(
+                    _run_and_close(env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"))
+                )
+            except KeyboardInterrupt:
+                # Every finished episode is already on disk; say how to finish, then stop as an interrupt does.
+                click.echo(f"Interrupted: finish this run with `nenyax eval --resume {out}`.", err=True)
+                raise
+        wall = time.perf_counter() - started
+    finally:
+        env.close()
+    # What was on disk and what this run played: the file holds exactly these, so it is not read again.
+    recorded = [*done, *played]
+    summary = summarize(recorded, samples=samples, threshold=settings["pass_threshold"], wall_s=wall, resumed=len(done))
+    write_summary(out, summary)
+    if as_json:
+        click.echo(orjson.dumps({"run_dir": str(out), **summary.to_data()}, option=orjson.OPT_INDENT_2).decode())
+    else:
+        print_summary(summary, out, player_name(settings))
+
+
+async def _run_and_close(
+    env: Any, pol: Any, jobs: list[Job], concurrency: int, sink: JsonlSink, timeout: Any
+) -> list[Trajectory]:
+    try:
+        return await run_jobs(env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout)
+    finally:
+        aclose = getattr(pol, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def _missing_jobs(ids: list[str], samples: int, done: list[Any]) -> list[Job]:
+    """Every (task, sample) not yet recorded, each task's samples under the group id it already has."""
+    seen = {(t.task_id, int(t.info.get("sample", 0))) for t in done}
+    groups = {t.task_id: t.group_id for t in done if t.group_id is not None}
+    jobs: list[Job] = []
+    for task in ids:
+        group_id = groups.get(task) or (new_id() if samples > 1 else None)
+        jobs.extend(Job(task, group_id, k) for k in range(samples) if (task, k) not in seen)
+    return jobs
+
+
+def _resume_settings(ctx: click.Context, resume: Path, opts: dict[str, Any]) -> dict[str, Any]:
+    """Read the run's settings; they fill in every option the command line left at its default."""
+    if opts.get("out") is not None:
+        msg = "--resume finishes a run in its own directory; drop --out."
+        raise UsageError(msg)
+    opts.pop("out")
+    stored = read_config(resume).settings
+    for name, value in settings_to_options(stored).items():
+        source = ctx.get_parameter_source(name)
+        if name in opts and source not in (
+            click.core.ParameterSource.COMMANDLINE,
+            click.core.ParameterSource.ENVIRONMENT,
+        ):
+            opts[name] = value
+    for name in ("task_ids", "model", "policy"):  # absent from the stored run: not part of it
+        if name not in settings_to_options(stored) and ctx.get_parameter_source(name) not in (
+            click.core.ParameterSource.COMMANDLINE,
+            click.core.ParameterSource.ENVIRONMENT,
+        ):
+            opts[name] = () if name == "task_ids" else None
+    return stored
+
+
+def _same_run(settings: dict[str, Any], stored: dict[str, Any], resume: Path) -> None:
+    mine = {k: v for k, v in settings.items() if k not in _FREE_ON_RESUME}
+    theirs = {k: v for k, v in stored.items() if k not in _FREE_ON_RESUME}
+    if mine != theirs:
+        changed = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        msg = (
+            f"--resume finishes the run {resume}/run.toml describes; it differs in {', '.join(changed)}. "
+            "Drop those options, or start a new run with --out."
+        )
+        raise UsageError(msg)
+
+
+def _settings(ctx: click.Context, opts: dict[str, Any]) -> dict[str, Any]:
+    """The resolved settings, in run.toml's shape (what `--config` reads back)."""
+    uri = opts["uri"]
+    if not uri:
+        msg = "Name the environment to evaluate, e.g. `nenyax eval reasoning_gym:basic_arithmetic`."
+        raise UsageError(msg)
+    model, policy = opts["model"], opts["policy"]
+    if model and policy:
+        winner = stronger(ctx, "model", "policy")
+        if winner is None:
+            msg = "Pass either --policy or --model, not both."
+            raise UsageError(msg)
+        model, policy = (model, None) if winner == "model" else (None, policy)
+    settings: dict[str, Any] = {"uri": uri}
+    task_ids = _split_ids(tuple(opts["task_ids"] or ()))
+    if task_ids:
+        settings["task_ids"] = task_ids
+    elif opts["tasks"] is not None:
+        settings["tasks"] = opts["tasks"]
+    settings["samples"] = opts["samples"]
+    settings["concurrency"] = opts["concurrency"]
+    if opts["timeout"] is not None:
+        settings["timeout"] = opts["timeout"]
+    settings["pass_threshold"] = opts["pass_threshold"]
+    if policy:
+        settings["policy"] = {"use": policy}
+    else:
+        spec = model or DEFAULT_MODEL
+        use, _, name = spec.partition(":")
+        if not name:
+            msg = f"Name the model as '<provider>:<model>', not {spec!r}."
+            raise UsageError(msg)
+        provider = {"use": use, "model": name, "max_tokens": opts["max_tokens"], "temperature": opts["temperature"]}
+        for key in ("base_url", "api_key_env"):
+            if opts[key] is not None:
+                provider[key] = opts[key]
+        settings["provider"] = provider
+    return settings
+
+
+def _player(settings: dict[str, Any]) -> Any:
+    if "policy" in settings:
+        return settings["policy"]["use"]
+    p = settings["provider"]
+    endpoint = Endpoint(
+        f"{p['use']}:{p['model']}",
+        base_url=p.get("base_url"),
+        api_key_env=p.get("api_key_env"),
+        max_tokens=p["max_tokens"],
+        temperature=p["temperature"],
+    )
+    endpoint.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any episode
+    return endpoint
+
+
+def player_name(settings: dict[str, Any]) -> str:
+    """``policy reference`` or ``local:smollm2-135m``."""
+    if "policy" in settings:
+        return f"policy {settings['policy']['use']}"
+    return f"{settings['provider']['use']}:{settings['provider']['model']}"

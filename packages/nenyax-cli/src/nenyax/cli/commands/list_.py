@@ -1,0 +1,55 @@
+"""``nenyax list [ADAPTER] [WHERE]``: what each installed adapter can load, from its optional `listing()`."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+import orjson
+
+from nenyax.core import UsageError
+from nenyax.core.plugins.registry import default_registry
+
+
+@click.command("list")
+@click.argument("adapter", required=False)
+@click.argument("where", required=False)
+@click.option(
+    "--import",
+    "imports",
+    multiple=True,
+    metavar="MODULE",
+    help="Import a module first (e.g. one that registers Gymnasium envs).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+def list_command(adapter: str | None, where: str | None, imports: tuple[str, ...], as_json: bool) -> None:
+    """List the environments ADAPTER (default: every adapter) can load; WHERE narrows it (a name part, a folder)."""
+    for module in imports:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            msg = f"Cannot import {module!r} ({exc}); install it or drop --import {module}."
+            raise UsageError(msg) from exc
+    registry = default_registry()
+    names = [adapter] if adapter else registry.names("adapter")
+    if adapter:
+        registry.get("adapter", adapter)  # an unknown name fails here, with suggestions
+    result: dict[str, list[dict[str, str]] | None] = {}
+    for name in names:
+        instance = registry.create("adapter", name)
+        lister = getattr(instance, "listing", None)
+        if lister is None:
+            result[name] = None  # this adapter cannot say what it can load: its URIs name a server or a path
+            continue
+        result[name] = [{"uri": item.uri, "description": item.description} for item in lister(where)]
+    if as_json:
+        click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
+        return
+    for name, items in result.items():
+        if items is None:
+            click.echo(f"{name}: cannot list what it loads (see its README for its URIs)")
+            continue
+        click.echo(f"{name}: {len(items)} environment(s)")
+        width = max((len(item["uri"]) for item in items), default=0)
+        for item in items:
+            click.echo(f"  {item['uri']:<{width}}  {item['description']}".rstrip())

@@ -1,0 +1,79 @@
+"""Run configs: a TOML file naming everything a command takes, and how its values meet the command line.
+
+Precedence, highest first: a command-line option > its ``NENYAX_*`` environment variable > the
+config file (``--config run.toml``) > the option's default. Click implements exactly this order when
+the file's values are its ``default_map``, so that is all `apply_config` does.
+
+The file's shape is the one `nenyax eval` writes into every run directory (its ``[recorded]`` table,
+what the run found, is ignored when reading it back as a config)::
+
+    uri = "reasoning_gym:basic_arithmetic"
+    tasks = 50
+    samples = 4
+    [provider]              # or: [policy] use = "reference"
+    use = "openai"
+    model = "gpt-4.1-mini"
+    api_key_env = "MY_KEY"  # a key's variable, never the key
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from nenyax.core import UsageError
+from nenyax.core.engine.rundirs import read_config
+
+_PROVIDER_KEYS = {"base_url", "api_key_env", "max_tokens", "temperature"}
+
+
+def settings_to_options(settings: dict[str, Any]) -> dict[str, Any]:
+    """A run config's tables as click option names (``[provider] use, model`` -> ``model = "use:model"``)."""
+    options: dict[str, Any] = {}
+    for key, value in settings.items():
+        if key == "provider" and isinstance(value, dict):
+            use, model = value.get("use"), value.get("model")
+            if use is None or model is None:
+                msg = "A config's [provider] table needs both use (the provider) and model; write use = 'openai'."
+                raise UsageError(msg)
+            options["model"] = f"{use}:{model}"
+            unknown = set(value) - _PROVIDER_KEYS - {"use", "model"}
+            if unknown:
+                msg = (
+                    f"Unknown [provider] key(s) {', '.join(sorted(unknown))}; use {', '.join(sorted(_PROVIDER_KEYS))}."
+                )
+                raise UsageError(msg)
+            options.update({k: v for k, v in value.items() if k in _PROVIDER_KEYS})
+        elif key == "policy" and isinstance(value, dict):
+            options["policy"] = value.get("use")
+        else:
+            options[key] = value
+    return options
+
+
+def apply_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+    """``--config`` callback (eager): the file's values become the command's defaults."""
+    if value is None:
+        return None
+    options = settings_to_options(read_config(value).settings)
+    known = {p.name for p in ctx.command.params}
+    unknown = set(options) - known
+    if unknown:
+        msg = f"{value} names {', '.join(sorted(unknown))}, which `nenyax {ctx.command.name}` does not take."
+        raise UsageError(msg)
+    ctx.default_map = {**(ctx.default_map or {}), **options}
+    return value
+
+
+def stronger(ctx: click.Context, first: str, second: str) -> str | None:
+    """Of two options set together, the one from the higher-precedence source; None when tied."""
+    order = [ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT, ParameterSource.DEFAULT_MAP]
+    a, b = ctx.get_parameter_source(first), ctx.get_parameter_source(second)
+    rank = {s: i for i, s in enumerate(order)}
+    ra, rb = rank.get(a, len(order)) if a else len(order), rank.get(b, len(order)) if b else len(order)
+    if ra == rb:
+        return None
+    return first if ra < rb else second

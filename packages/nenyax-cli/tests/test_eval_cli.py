@@ -1,0 +1,98 @@
+"""`nenyax eval`'s command line on core's in-memory `arith` fake, installed as a distribution on disk.
+
+nenyax-cli's tests install no real adapter (the CLI depends on core alone); tests/test_eval.py runs
+the same command on reasoning-gym, kill -9 and --resume included.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from nenyax.testing.distributions import write_distribution
+
+PLUGIN = """
+from nenyax.core.hookspecs import PluginSpec, hookimpl
+
+
+@hookimpl
+def nenyax_register_adapters():
+    return PluginSpec(kind="adapter", name="arith", factory="nenyax.testing.fakes:ArithAdapter", summary="fake")
+"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    return write_distribution(
+        tmp_path_factory.mktemp("site"),
+        "nenyax-arith",
+        "1.0",
+        {"arith": "nenyax_arith_plugin"},
+        {"nenyax_arith_plugin": PLUGIN},
+    )
+
+
+def nenyax(site, *args):
+    env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0"}
+    return subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", *args], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+
+
+def test_eval_prints_the_summary_as_json_and_records_it(site, tmp_path):
+    done = nenyax(
+        site, "eval", "arith:add?size=4", "--policy", "reference", "-k", "2", "--json", "--out", str(tmp_path / "r")
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["episodes"] == 8 and summary["mean"] == 1.0 and summary["pass_at_k"] == {"1": 1.0, "2": 1.0}
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["episodes"] == 8
+    assert len((tmp_path / "r" / "trajectories.jsonl").read_text().splitlines()) == 8
+
+
+def test_task_ids_pick_the_tasks(site, tmp_path):
+    done = nenyax(
+        site,
+        "eval",
+        "arith:add?size=4",
+        "--policy",
+        "null",
+        "--task-ids",
+        "add/0/1,add/0/3",
+        "--json",
+        "--out",
+        str(tmp_path / "r"),
+    )
+    assert done.returncode == 0, done.stderr
+    lines = (tmp_path / "r" / "trajectories.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["task_id"] for line in lines) == ["add/0/1", "add/0/3"]
+    assert json.loads(done.stdout)["mean"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("args", "sentence"),
+    [
+        ((), "Name the environment to evaluate"),
+        (("arith:add", "--policy", "null", "--model", "openai:m"), "either --policy or --model"),
+        (("--resume", "nowhere"), "does not exist"),
+    ],
+)
+def test_mistakes_are_one_sentence(site, tmp_path, args, sentence):
+    done = nenyax(site, "eval", *args)
+    assert done.returncode == 2 and sentence in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_used_out_directory_is_refused(site, tmp_path):
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "keep.txt").write_text("x")
+    done = nenyax(site, "eval", "arith:add", "--policy", "null", "--out", str(tmp_path / "r"))
+    assert done.returncode == 2 and "--resume" in done.stderr and (tmp_path / "r" / "keep.txt").exists()
+
+
+def test_list_says_when_an_adapter_cannot_list(site):
+    done = nenyax(site, "list", "arith", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"arith": None}  # the fake has no listing(): said, not guessed
+    assert "arith: cannot list" in nenyax(site, "list", "arith").stdout

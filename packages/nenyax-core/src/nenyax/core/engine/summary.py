@@ -1,0 +1,159 @@
+"""What a run of many episodes measured: mean score with an interval, pass@k, status counts, tokens, speed.
+
+Only judged episodes are scored (``ok`` and ``policy_error``, the latter as 0): an infrastructure,
+environment or verifier failure, or a timeout, is counted under its status and never becomes a 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from nenyax.core.contract.trajectory import Status, Trajectory
+
+Z_95 = 1.959963984540054
+"""The two-sided 95% quantile of the normal distribution."""
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k estimator of the Codex paper (Chen et al. 2021): ``1 - C(n-c, k) / C(n, k)``.
+
+    `n` samples of a task, `c` of them passed, `k` <= `n`.
+    """
+    if not 0 <= c <= n or not 1 <= k <= n:
+        msg = f"pass@k needs 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}."
+        raise ValueError(msg)
+    if n - c < k:
+        return 1.0
+    # The product form avoids huge binomials: C(n-c, k) / C(n, k) = prod_{i=n-c+1}^{n} (1 - k / i).
+    return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
+
+
+def passed(traj: Trajectory, threshold: float) -> bool:
+    """Whether a judged episode counts as solved: the judge's own `passed`, else ``score >= threshold``."""
+    if traj.judgment is None:
+        return False
+    if traj.judgment.passed is not None:
+        return traj.judgment.passed
+    return traj.judgment.score >= threshold
+
+
+def tokens(traj: Trajectory) -> tuple[int, int]:
+    """Prompt and completion tokens of an episode's model calls (token ids where recorded, else usage)."""
+    prompt = completion = 0
+    for call in traj.model_calls:
+        if call.prompt_token_ids is not None:
+            prompt += len(call.prompt_token_ids)
+        else:
+            prompt += int(call.usage.get("prompt_tokens", 0) or 0)
+        if call.completion_token_ids is not None:
+            completion += len(call.completion_token_ids)
+        else:
+            completion += int(call.usage.get("completion_tokens", 0) or 0)
+    return prompt, completion
+
+
+@attrs.frozen(kw_only=True)
+class Summary:
+    """The figures of one run, as `summary.json` holds them."""
+
+    episodes: int
+    """Every episode recorded, whatever its status."""
+    scored: int
+    """Episodes with a judgment (``ok`` and ``policy_error``)."""
+    mean: float | None
+    """Mean score of the scored episodes (None when none was scored)."""
+    ci95: tuple[float, float] | None
+    """95% confidence interval of the mean (normal approximation; None with fewer than 2 scored)."""
+    stdev: float | None
+    """Sample standard deviation of the scores."""
+    pass_threshold: float
+    """A score at or above this passes, when the judge does not say `passed` itself."""
+    pass_at_k: dict[str, float]
+    """``{"1": ..., "2": ...}``: the unbiased estimator, averaged over the tasks with at least k scored samples."""
+    samples: int
+    """Samples per task the run asked for."""
+    tasks: int
+    """Distinct tasks recorded."""
+    statuses: dict[str, int]
+    """Episodes per status (every status named, zeros included)."""
+    tokens_in: int
+    tokens_out: int
+    wall_s: float | None = None
+    """Wall time of the invocation that finished the run (a resumed run: of the resuming part only)."""
+    episodes_per_s: float | None = None
+    """Episodes that invocation played, per second of `wall_s`."""
+    resumed: int = 0
+    """Episodes already recorded when the finishing invocation started (0 unless it was ``--resume``)."""
+
+    def to_data(self) -> dict[str, Any]:
+        """JSON-able form (what `summary.json` holds)."""
+        data = attrs.asdict(self)
+        data["ci95"] = list(self.ci95) if self.ci95 is not None else None
+        return data
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Summary:
+        """Read back what `to_data` wrote."""
+        fields = {f.name for f in attrs.fields(cls)}
+        values = {k: v for k, v in data.items() if k in fields}
+        if values.get("ci95") is not None:
+            values["ci95"] = tuple(values["ci95"])
+        return cls(**values)
+
+
+def summarize(
+    trajectories: Iterable[Trajectory],
+    *,
+    samples: int = 1,
+    threshold: float = 1.0,
+    wall_s: float | None = None,
+    resumed: int = 0,
+) -> Summary:
+    """Compute a run's `Summary` from its trajectories; `resumed` of them were recorded before `wall_s` began."""
+    statuses: Counter[str] = Counter({s.value: 0 for s in Status})
+    scores: list[float] = []
+    per_task: dict[str | None, list[bool]] = {}
+    tokens_in = tokens_out = episodes = 0
+    for traj in trajectories:
+        episodes += 1
+        statuses[traj.status.value] += 1
+        p, c = tokens(traj)
+        tokens_in += p
+        tokens_out += c
+        per_task.setdefault(traj.task_id, [])
+        if traj.judgment is not None and traj.status.trainable:
+            scores.append(traj.judgment.score)
+            per_task[traj.task_id].append(passed(traj, threshold))
+    mean = math.fsum(scores) / len(scores) if scores else None
+    stdev = ci = None
+    if mean is not None and len(scores) >= 2:
+        stdev = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / (len(scores) - 1))
+        half = Z_95 * stdev / math.sqrt(len(scores))
+        ci = (mean - half, mean + half)
+    at_k: dict[str, float] = {}
+    for k in range(1, samples + 1):
+        values = [pass_at_k(len(r), sum(r), k) for r in per_task.values() if len(r) >= k]
+        if values:
+            at_k[str(k)] = math.fsum(values) / len(values)
+    return Summary(
+        episodes=episodes,
+        scored=len(scores),
+        mean=mean,
+        ci95=ci,
+        stdev=stdev,
+        pass_threshold=threshold,
+        pass_at_k=at_k,
+        samples=samples,
+        tasks=len(per_task),
+        statuses=dict(statuses),
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        wall_s=wall_s,
+        episodes_per_s=(episodes - resumed) / wall_s if wall_s else None,
+        resumed=resumed,
+    )

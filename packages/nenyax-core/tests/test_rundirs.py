@@ -1,0 +1,117 @@
+"""Run directories, the run summary and the job runner behind `nenyax eval`, on the in-memory `arith` fake.
+
+nenyax-core is tested alone (no adapter can be installed with it), so the episodes come from
+`nenyax.testing.fakes`; the CLI's and the integration suite's tests run the same code on reasoning-gym.
+"""
+
+import math
+from itertools import combinations
+
+import attrs
+import pytest
+
+from nenyax.core import load_run
+from nenyax.core.contract.trajectory import Judgment, Status
+from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, nenyax_versions, read_config, write_summary
+from nenyax.core.engine.runner import Job, run_jobs
+from nenyax.core.engine.sinks import Sink
+from nenyax.core.engine.summary import pass_at_k, summarize
+from nenyax.core.engine.sync import run_sync
+from nenyax.core.errors import UsageError
+from nenyax.testing.fakes import ArithEnvironment
+
+
+@pytest.fixture
+def env():
+    return ArithEnvironment("arith:add?size=6", size=6, seed=0)
+
+
+def _brute_pass_at_k(n, c, k):
+    # The definition: the share of k-subsets of the n samples holding at least one pass.
+    outcomes = [True] * c + [False] * (n - c)
+    subsets = list(combinations(outcomes, k))
+    return sum(any(s) for s in subsets) / len(subsets)
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(4, 0, 1), (4, 1, 1), (4, 1, 2), (4, 2, 3), (5, 3, 5), (10, 1, 4)])
+def test_pass_at_k_is_the_unbiased_estimator(n, c, k):
+    assert math.isclose(pass_at_k(n, c, k), _brute_pass_at_k(n, c, k))
+
+
+def test_samples_share_a_group_and_record_their_index(env):
+    trajs = env.rollouts("reference", 2, n=3)
+    assert sorted((t.task_id, t.info["sample"]) for t in trajs) == sorted(
+        (task, k) for task in env.task_ids(limit=2) for k in range(3)
+    )
+    for task in env.task_ids(limit=2):
+        assert len({t.group_id for t in trajs if t.task_id == task}) == 1
+
+
+def test_run_jobs_plays_exactly_the_jobs_given(env, tmp_path):
+    task = env.task_ids(limit=1)[0]
+    jobs = [Job(task, "g", 1), Job(task, "g", 3)]
+    trajs = run_sync(run_jobs(env, env_policy("reference"), jobs, sink=tmp_path / "t.jsonl"))
+    assert [(t.info["sample"], t.group_id) for t in trajs] == [(1, "g"), (3, "g")]
+    assert len((tmp_path / "t.jsonl").read_bytes().splitlines()) == 2
+
+
+def env_policy(name):
+    from nenyax.core import as_policy
+
+    return as_policy(name)
+
+
+def test_summary_scores_judged_episodes_and_counts_failures(env):
+    good = env.rollouts("reference", 3, n=2)
+    infra = attrs.evolve(good[0], status=Status.INFRA_ERROR, judgment=None, error="server down")
+    half = attrs.evolve(good[1], judgment=Judgment(score=0.0, passed=False))
+    summary = summarize([infra, half, *good[2:]], samples=2, wall_s=2.0)
+    assert summary.episodes == 6 and summary.scored == 5  # the infra failure is counted, never scored
+    assert summary.statuses["infra_error"] == 1 and summary.statuses["ok"] == 5
+    assert math.isclose(summary.mean, 4 / 5)
+    low, high = summary.ci95
+    assert low < summary.mean < high
+    # the first task keeps one scored sample, failed (pass@2 skips it); the other two passed both
+    assert math.isclose(summary.pass_at_k["1"], (0.0 + 1.0 + 1.0) / 3)
+    assert math.isclose(summary.pass_at_k["2"], (1.0 + 1.0) / 2)
+    assert summary.episodes_per_s == 3.0
+
+
+def test_run_directory_round_trips(env, tmp_path):
+    run_path = tmp_path / "run"
+    settings = {"uri": env.uri, "samples": 2, "provider": {"use": "openai", "model": "m", "api_key_env": "MY_KEY"}}
+    create_run(run_path, settings, env.manifest)
+    trajs = env.rollouts("reference", 2, n=2, sink=run_path / TRAJECTORIES)
+    write_summary(run_path, summarize(trajs, samples=2, wall_s=1.0))
+    run = load_run(run_path)
+    assert run.config.uri == env.uri and run.config.settings["provider"]["api_key_env"] == "MY_KEY"
+    assert run.config.manifest_digest == env.digest
+    assert run.config.versions == nenyax_versions() and "nenyax-core" in run.config.versions
+    assert [t.id for t in run.trajectories] == [t.id for t in trajs]
+    assert run.summary.mean == 1.0 and run.summary.pass_at_k == {"1": 1.0, "2": 1.0}
+    assert read_config(run_path / "run.toml").settings == settings
+
+
+def test_a_secret_is_never_written(env, tmp_path):
+    with pytest.raises(UsageError, match="api_key_env"):
+        create_run(tmp_path / "r", {"uri": env.uri, "provider": {"api_key": "sk-live"}}, env.manifest)
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_used_directory_is_refused_and_a_missing_one_is_not_a_run(env, tmp_path):
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "x").write_text("x")
+    with pytest.raises(UsageError, match="--resume"):
+        create_run(tmp_path / "used", {"uri": env.uri}, env.manifest)
+    with pytest.raises(UsageError, match="not a run directory"):
+        load_run(tmp_path / "nothing")
+
+
+def test_an_unfinished_run_has_no_summary_and_drops_a_cut_line(env, tmp_path):
+    create_run(tmp_path / "r", {"uri": env.uri}, env.manifest)
+    with Sink(tmp_path / "r" / TRAJECTORIES) as sink:
+        sink.write(env.rollout("reference"))
+    with (tmp_path / "r" / TRAJECTORIES).open("ab") as f:
+        f.write(b'{"env_uri": "arith:add", "cut')  # a write killed half way
+    run = load_run(tmp_path / "r")
+    assert run.summary is None and len(run.trajectories) == 1

@@ -1,0 +1,71 @@
+"""`nenyax list` on the real adapters: what reasoning-gym registers, Gymnasium's registry, a folder's files."""
+
+import json
+import os
+import subprocess
+import sys
+
+import gymnasium as gym
+from reasoning_gym.factory import DATASETS
+
+
+def nenyax(*args, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+        check=False,
+    )
+
+
+def test_reasoning_gym_lists_every_dataset_with_its_docstring():
+    done = nenyax("list", "reasoning_gym", "--json")
+    assert done.returncode == 0, done.stderr
+    items = json.loads(done.stdout)["reasoning_gym"]
+    assert [i["uri"] for i in items] == [f"reasoning_gym:{n}" for n in sorted(set(DATASETS) - {"composite"})]
+    described = {i["uri"]: i["description"] for i in items}
+    assert described["reasoning_gym:basic_arithmetic"].startswith("Dataset that generates basic arithmetic tasks")
+    text = nenyax("list", "reasoning_gym", "arith")
+    assert "reasoning_gym:basic_arithmetic" in text.stdout and "reasoning_gym:ab " not in text.stdout
+
+
+def test_gymnasium_lists_the_registry_and_what_an_imported_module_registers(tmp_path):
+    (tmp_path / "nenyax_list_envs.py").write_text(
+        "import gymnasium\n"
+        "gymnasium.register('NenyaxListed-v0', entry_point='gymnasium.envs.classic_control.cartpole:CartPoleEnv')\n"
+    )
+    done = nenyax("list", "gymnasium", "--json", "--import", "nenyax_list_envs", env={"PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    items = {i["uri"]: i["description"] for i in json.loads(done.stdout)["gymnasium"]}
+    assert set(items) == {f"gymnasium:{e}" for e in gym.registry} | {"gymnasium:NenyaxListed-v0"}
+    assert items["gymnasium:CartPole-v1"] == "gymnasium.envs.classic_control.cartpole:CartPoleEnv"
+    missing = nenyax("list", "gymnasium", "--import", "no_such_module_here")
+    assert missing.returncode == 2 and "no_such_module_here" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_hf_lists_the_dataset_files_of_a_folder(tmp_path):
+    (tmp_path / "a.jsonl").write_text('{"question": "1+1?", "answer": "2"}\n')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.csv").write_text("question,answer\n1+2?,3\n")
+    (tmp_path / "notes.txt").write_text("not a dataset")
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    (saved / "state.json").write_text("{}")
+    (saved / "dataset_info.json").write_text("{}")
+    done = nenyax("list", "hf", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    uris = [i["uri"] for i in json.loads(done.stdout)["hf"]]
+    # the save_to_disk folder is one dataset (its .json files are not listed), the .txt is none
+    assert uris == [f"hf:{tmp_path / 'a.jsonl'}", f"hf:{saved}", f"hf:{tmp_path / 'sub' / 'b.csv'}"]
+    gone = nenyax("list", "hf", str(tmp_path / "nowhere"))
+    assert gone.returncode == 2 and "No file or directory" in gone.stderr
+
+
+def test_list_without_an_adapter_names_every_installed_one_and_an_unknown_one_is_a_suggestion():
+    done = nenyax("list")
+    assert done.returncode == 0, done.stderr
+    assert "reasoning_gym: " in done.stdout and "gymnasium: " in done.stdout
+    wrong = nenyax("list", "reasoning_gm")
+    assert wrong.returncode == 2 and "Did you mean 'reasoning_gym'" in wrong.stderr
