@@ -85,3 +85,39 @@ def test_try_plays_frozenlake_with_the_embedded_model_through_the_text_codec(tmp
         else:  # the action is what the text codec reads in the recorded reply
             assert step["action"] == codec.parse_action(step["text"])
     assert "shown to the model" in page.read_text()
+
+
+def test_ctrl_c_during_the_embedded_models_reply_stops_try_within_two_seconds(tmp_path):
+    """A real SIGINT while the local model decodes a long reply: the decode loop is abandoned, the episode kept."""
+    import signal
+    import time
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    # Warm the weight cache first: a first-ever conversion is not interruptible and is not what this tests.
+    warm = ["try", "reasoning_gym:basic_arithmetic", "--max-tokens", "1"]
+    subprocess.run([sys.executable, "-m", "nenyax.cli", *warm], capture_output=True, env=env, timeout=600, check=False)
+    saved = tmp_path / "t.jsonl"
+    args = [
+        "try",
+        "reasoning_gym:basic_arithmetic",
+        "--max-tokens",
+        "4000",
+        "--temperature",
+        "1.0",
+        "--save",
+        str(saved),
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nenyax.cli", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    time.sleep(6)  # imports and the model load (~2-3 s once converted), then well into the reply
+    assert proc.poll() is None, proc.communicate()
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 2.5 and proc.returncode == 130, err
+    assert json.loads(saved.read_text().splitlines()[-1])["status"] == "interrupted"

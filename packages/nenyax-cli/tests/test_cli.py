@@ -162,3 +162,10 @@ def test_adapter_check_passes_on_a_sound_adapter_and_fails_on_a_broken_one(site,
     assert done.returncode == 1
     failed = [c["id"] for c in json.loads(done.stdout)["checks"] if not c["passed"]]
     assert failed == ["adapter/bad-uri-is-clear"]
+
+
+def test_more_samples_than_tasks_is_said_and_reported(site):
+    done = nenyax(site, "check", "arith:add?size=3", "--samples", "50", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["samples"] == 3
+    assert "Note: --samples 50 is more than the environment's 3 task(s); all 3 were sampled." in done.stderr

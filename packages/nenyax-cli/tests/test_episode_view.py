@@ -139,3 +139,42 @@ def test_an_unjudged_episode_says_why_there_is_no_score():
     view = episode_view(TRAJECTORIES["an infrastructure failure"])
     assert not view.judged and view.score is None and view.verdict(" · ") == "not judged"
     assert view.no_score == "the infrastructure failed" and view.seconds is None
+
+
+def test_an_unseeded_episode_reads_unseeded_never_seed_none():
+    traj = _traj(seed=None, steps=(Step(observation="q", action="a", reward=0.0, terminated=True),))
+    console = Console(record=True, width=200)
+    render(traj, console=console)
+    text = console.export_text()
+    assert "(unseeded)" in text and "seed None" not in text
+    assert "unseeded" in render_html(traj) and "seed None" not in render_html(traj)
+
+
+def test_an_interrupted_episode_says_so():
+    traj = _traj(
+        status=Status.INTERRUPTED, judgment=None, error="The run was interrupted (Ctrl-C) before the episode ended."
+    )
+    assert episode_view(traj).no_score == "the run was interrupted (Ctrl-C)"
+
+
+HOSTILE = "red\x1b[31m text\x1b]0;pwned\x07 bell\x08 and \u202eevil [bold]markup[/bold]"
+
+
+def test_environment_text_reaches_the_terminal_as_data():
+    traj = _traj(steps=(Step(observation=HOSTILE, action=HOSTILE, reward=0.0, terminated=True, text=HOSTILE),))
+    console = Console(record=True, width=300, force_terminal=True, color_system="truecolor")
+    render(traj, console=console)
+    raw = console.export_text(styles=False)
+    assert "\x1b]" not in raw and "\x07" not in raw and "\x08" not in raw and "\u202e" not in raw
+    assert "\x1b[31m" not in raw  # the model's own escape, not rich's styling
+    assert "red\\x1b[31m text\\x1b]0;pwned\\x07 bell\\x08 and \\u202eevil [bold]markup[/bold]" in raw
+
+
+def test_check_evidence_is_data_too(capsys):
+    from nenyax.cli.commands.check import render_report
+    from nenyax.core.tiers.report import Tier, TierOutcome, TierReport, TierResult
+
+    result = TierResult(id="x/y", tier=Tier.CONNECTABLE, outcome=TierOutcome.PASSED, evidence=HOSTILE, seconds=0.1)
+    render_report(TierReport(uri="a:b", tier=Tier.CONNECTABLE, results=(result,)))
+    out = capsys.readouterr().out
+    assert "[bold]markup[/bold]" in out and "\x1b]0;" not in out and "\\x1b]0;pwned" in out

@@ -146,3 +146,34 @@ def test_json_and_save(site, tmp_path):
 def test_try_user_mistakes(site, args, fragment):
     done = nenyax(site, *args)
     assert done.returncode == 2 and fragment in done.stderr and "Traceback" not in done.stderr
+
+
+def test_model_server_retries_show_on_stderr_as_they_happen(site):
+    """A server that always answers 500: each retry is one line on stderr, then the episode is infra_error."""
+    from nenyax.testing.model_server import FaultPlan
+
+    loop = asyncio.new_event_loop()
+    server = ScriptedModelServer(faults=FaultPlan(rate=1.0, kinds=("500",)))
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    asyncio.run_coroutine_threadsafe(server.start(), loop).result()
+    try:
+        done = nenyax(site, "try", "arith:add", "--model", "openai:m", "--base-url", server.base_url, "--json")
+    finally:
+        asyncio.run_coroutine_threadsafe(server.close(), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
+    assert done.returncode == 1
+    retries = [line for line in done.stderr.splitlines() if "retrying in" in line]
+    assert len(retries) == 6 and "failed attempt 1 of 7 (HTTP 500" in retries[0]
+    assert json.loads(done.stdout)["status"] == "infra_error"
+
+
+def test_a_host_that_does_not_resolve_is_one_sentence_and_no_retry(site):
+    done = nenyax(site, "try", "arith:add", "--model", "openai:m", "--base-url", "http://nenyax-test.invalid/v1")
+    assert done.returncode == 2 and "does not resolve" in done.stderr and "retrying" not in done.stderr
+
+
+def test_a_seed_the_environment_records_differently_is_said_not_hidden(site):
+    done = nenyax(site, "try", "arith:add", "--policy", "reference", "--seed", "5")
+    assert done.returncode == 0
+    assert "Note: --seed 5 chose task add/0/0; the environment recorded seed 0." in done.stderr

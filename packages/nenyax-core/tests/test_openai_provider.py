@@ -313,3 +313,37 @@ def test_a_malformed_stream_chunk_is_an_infra_failure():
         with pytest.raises(InfraFailure, match="malformed"):
             parse_sse_line(line, assembler, "test")
             assembler.result()
+
+
+def test_no_key_for_openais_own_api_fails_at_once(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(UsageError, match=r"No API key for https://api\.openai\.com/v1: set OPENAI_API_KEY"):
+        OpenAIProvider()
+    OpenAIProvider(base_url="http://127.0.0.1:9/v1")  # a local server needs no key
+
+
+def test_a_host_that_does_not_resolve_fails_without_retrying():
+    retries = []
+    # `.invalid` never resolves (RFC 6761); the lookup fails locally, no network needed.
+    provider = OpenAIProvider(base_url="http://nenyax-test.invalid/v1", on_retry=retries.append, backoff=5.0)
+    began = time.monotonic()
+    with pytest.raises(UsageError, match=r"'nenyax-test\.invalid' .* does not resolve"):
+        run(provider.complete(REQUEST))
+    assert retries == [] and time.monotonic() - began < 5
+
+
+def test_retries_are_reported_as_they_happen(caplog):
+    async def main():
+        async with ScriptedModelServer(lambda m: "ok", faults=FaultPlan(rate=1.0, kinds=("500",))) as server:
+            seen = []
+            provider = OpenAIProvider(base_url=server.base_url, max_retries=2, backoff=0.01, on_retry=seen.append)
+            with pytest.raises(InfraFailure, match="kept failing after 3 attempts"):
+                await provider.complete(REQUEST)
+            await provider.aclose()
+            return seen
+
+    with caplog.at_level("WARNING", logger="nenyax.models.openai"):
+        seen = run(main())
+    assert len(seen) == 2 and "failed attempt 1 of 3 (HTTP 500" in seen[0] and "retrying in" in seen[0]
+    assert [r.getMessage() for r in caplog.records if r.name == "nenyax.models.openai"] == seen

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from nenyax.core.engine.loader import load
-from nenyax.core.errors import DuplicatePluginError, ManifestError, PluginLoadError, UnknownPluginError
+from nenyax.core.errors import DuplicatePluginError, ManifestError, PluginLoadError, UnknownPluginError, UsageError
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 from nenyax.core.plugins.registry import Registry
 from nenyax.testing.fakes import AdapterPlugin, ArithAdapter
@@ -135,5 +135,30 @@ def test_load_routes_by_scheme_and_suggests_formats():
     assert env.task_ids() == ["add/0/0", "add/0/1", "add/0/2"]
     with pytest.raises(UnknownPluginError, match="Did you mean 'arith'"):
         load("arth:add", registry=registry)
-    with pytest.raises(UnknownPluginError, match="pip install nenyax-adapters-zzz"):
+    # An install is suggested only for a distribution that exists (packages/ of this repository).
+    with pytest.raises(UnknownPluginError) as unknown:
         load("zzz:add", registry=registry)
+    assert "pip install" not in str(unknown.value)
+    with pytest.raises(UnknownPluginError, match="`pip install nenyax-adapters-gymnasium`"):
+        load("gymnasium:CartPole-v1", registry=registry)
+    with pytest.raises(UnknownPluginError, match="Did you mean 'gymnasium'"):
+        load("Gymnasium:CartPole-v1", registry=registry)
+    with pytest.raises(UnknownPluginError, match="Did you mean 'arith'"):
+        load("ARITH:add", registry=registry)  # the wrong case still finds the installed name
+
+
+def test_messages_speak_english():
+    from nenyax.core.errors import did_you_mean, plural, with_article
+
+    assert (
+        did_you_mean("zzzzzz", ["null", "random", "reference"], "policy") == " Known policies: null, random, reference."
+    )
+    assert [with_article(w) for w in ("int", "str", "ndarray", "tuple")] == ["an int", "a str", "an ndarray", "a tuple"]
+    assert [plural(w) for w in ("format", "policy", "key", "judge")] == ["formats", "policies", "keys", "judges"]
+
+
+def test_an_unknown_builtin_policy_lists_policies():
+    from nenyax.core.engine.policies import as_policy
+
+    with pytest.raises(UsageError, match="Known policies: null, random, reference"):
+        as_policy("zzzzzzzz")

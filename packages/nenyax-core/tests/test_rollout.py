@@ -353,3 +353,27 @@ def test_timeout_through_the_public_api(env):
 def test_negative_task_counts_are_refused(env):
     with pytest.raises(UsageError, match="at least 0"):
         env.rollouts("null", -1)
+
+
+@pytest.mark.parametrize("task", [3, "", b"add/0/0"])
+def test_a_task_that_is_not_a_task_id_fails_at_the_call(task):
+    env = ArithEnvironment("arith:add", size=3, seed=0)
+    with pytest.raises(UsageError, match="A task must be a task id"):
+        env.rollout("reference", task=task)
+    with pytest.raises(UsageError, match="A task must be a task id"):
+        env.rollouts("reference", [task])
+
+
+def test_tasks_that_are_neither_a_count_nor_a_list_fail_at_the_call():
+    env = ArithEnvironment("arith:add", size=3, seed=0)
+    with pytest.raises(UsageError, match=r"tasks must be a task count or a list of task ids, got 3\.5"):
+        env.rollouts("reference", 3.5)
+
+
+@pytest.mark.parametrize(("action", "kind"), [(42, "an int"), (None, "None"), ({"a": 1}, "a dict"), (["77"], "a list")])
+def test_a_policy_returning_the_wrong_action_type_is_a_policy_error(action, kind):
+    env = ArithEnvironment("arith:add", size=3, seed=0)
+    traj = env.rollout(lambda observation: action)
+    assert traj.status is Status.POLICY_ERROR and traj.score == 0.0
+    assert traj.error == f"The policy returned {kind} where the environment takes a str."
+    assert traj.steps[0].action is None  # never recorded (nor judged) as an answer

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import time
 
 import attrs
 import pytest
@@ -173,3 +174,35 @@ def test_a_cancelled_request_is_skipped_and_the_engine_keeps_serving(provider, e
     kept = asyncio.run(scenario())
     assert list(engine.batch_sizes)[before:] == [1]  # the cancelled 256-token request never ran
     assert len(kept.completion_token_ids) == 3 and kept.finish_reason == "length"
+
+
+def test_a_request_cancelled_while_decoding_stops_the_generation_loop(provider, engine):
+    """A timeout (or Ctrl-C) on the awaiting task reaches the decode worker: it stops at the next token."""
+    # ignore_eos is not offered, so a long story with a high max_tokens keeps the decoder busy for seconds.
+    long = ChatRequest(
+        model="smollm2-135m",
+        messages=({"role": "user", "content": "Write a very long story about a lighthouse keeper."},),
+        params={"max_tokens": 4000, "temperature": 1.0, "seed": 1},
+    )
+    seen = {}
+    original = engine.submit
+
+    def spy(*args, **kwargs):
+        seen["future"] = original(*args, **kwargs)
+        return seen["future"]
+
+    async def scenario():
+        engine.submit = spy
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(provider.complete(long), 0.5)
+        finally:
+            del engine.submit
+        began = time.perf_counter()
+        await asyncio.to_thread(engine.wait_idle, 30.0)
+        return time.perf_counter() - began
+
+    idle_after = asyncio.run(scenario())
+    assert idle_after < 2.0  # the worker stopped promptly, not after up to 4000 tokens
+    done = seen["future"].result(timeout=0)
+    assert done.finish_reason == "cancelled" and len(done.completion_ids) < 4000

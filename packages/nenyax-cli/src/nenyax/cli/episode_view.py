@@ -19,6 +19,7 @@ _NO_SCORE = {
     Status.VERIFIER_ERROR: "the verifier failed",
     Status.INFRA_ERROR: "the infrastructure failed",
     Status.TIMEOUT: "the episode ran out of time",
+    Status.INTERRUPTED: "the run was interrupted (Ctrl-C)",
 }
 
 
@@ -95,6 +96,12 @@ class EpisodeView:
     mode: str
     task_id: str | None
     seed: int | None
+
+    @property
+    def seed_text(self) -> str:
+        """``seed 7``, or ``unseeded`` when the episode recorded none (never ``seed None``)."""
+        return "unseeded" if self.seed is None else f"seed {self.seed}"
+
     policy: str
     """``kind: name`` (the name is the kind when the policy has none)."""
     revision: str | None

@@ -92,7 +92,7 @@ def render_html(traj: Trajectory) -> str:
     seconds = f"{view.seconds:.2f} s" if view.seconds is not None else "?"
     rows = [
         ("environment", f"{view.env_uri} ({view.mode} mode)"),
-        ("task", f"{view.task_id} (seed {view.seed})"),
+        ("task", f"{view.task_id} ({view.seed_text})"),
         ("policy", view.policy + (f" @ {view.revision}" if view.revision else "")),
         ("duration", f"{seconds}, {view.calls} model call(s), {view.completion_tokens} completion tokens"),
     ]

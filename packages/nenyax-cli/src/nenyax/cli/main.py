@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from nenyax.cli._version import __version__
-from nenyax.core.errors import NenyaxError
+from nenyax.cli.exits import EXIT_CODES_HELP, INTERRUPTED, USER_ERROR, report_error
+from nenyax.core.errors import NenyaxError, did_you_mean
 
 # name -> (module, attribute, one-line help). Importing the module is deferred until it runs.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -32,6 +32,13 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+def _wants_json(args: list[str]) -> bool:
+    # Errors can happen before click has parsed anything (an unknown option, a bad value), so the
+    # flag is read from the raw arguments: everything before a literal `--`.
+    head = args[: args.index("--")] if "--" in args else args
+    return "--json" in head
+
+
 class LazyGroup(click.Group):
     """A group whose subcommands are imported on first use, and whose errors are one sentence."""
 
@@ -44,43 +51,98 @@ class LazyGroup(click.Group):
         module, attr, _ = COMMANDS[cmd_name]
         return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            msg = f"There is no command {name!r}." + did_you_mean(name, COMMANDS, "command")
+            raise click.UsageError(msg, ctx)
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Help text comes from the table, so `nenyax --help` imports no command module.
         with formatter.section("Commands"):
             formatter.write_dl([(name, COMMANDS[name][2]) for name in sorted(COMMANDS)])
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Exit codes"):
+            formatter.write_text(EXIT_CODES_HELP)
+
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
         # Click's own usage errors print usage, a hint and the error on four lines; one sentence
-        # (with where to look) is what every other mistake gets here.
+        # (with where to look) is what every other mistake gets here, or a JSON object with --json.
+        argv = list(sys.argv[1:] if args is None else args)
+        as_json = self.as_json = _wants_json(argv)
         kwargs["standalone_mode"] = False
         try:
-            return super().main(*args, **kwargs)
+            result = super().main(argv, *rest, **kwargs)
         except click.UsageError as exc:
             message = exc.format_message().rstrip()
             message += "" if message.endswith((".", "?", "!")) else "."
             where = f" See '{exc.ctx.command_path} --help'." if exc.ctx is not None else ""
-            click.echo(f"Error: {message}{where}", err=True)
-            sys.exit(exc.exit_code)
+            report_error(f"{message}{where}", USER_ERROR, as_json, kind="usage")
         except click.ClickException as exc:
-            click.echo(f"Error: {exc.format_message()}", err=True)
-            sys.exit(exc.exit_code)
-        except click.Abort:
-            click.echo("Aborted.", err=True)
-            sys.exit(1)
+            report_error(exc.format_message(), exc.exit_code, as_json, kind="usage")
+        except click.Abort as exc:
+            # Click turns Ctrl-C into Abort; EOF on a prompt is the other cause (no prompt exists yet).
+            code = INTERRUPTED if isinstance(exc.__context__, KeyboardInterrupt) else 1
+            report_error("Interrupted." if code == INTERRUPTED else "Aborted.", code, as_json, kind="interrupted")
+        except KeyboardInterrupt:
+            report_error("Interrupted.", INTERRUPTED, as_json, kind="interrupted")
+        # standalone_mode=False returns the exit code of `ctx.exit(n)` (e.g. --help) instead of exiting.
+        sys.exit(result if isinstance(result, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except NenyaxError as exc:
-            click.echo(f"Error: {exc}", err=True)
-            sys.exit(exc.exit_code)
+            report_error(str(exc), exc.exit_code, getattr(self, "as_json", False))
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="nenyax")
-def cli() -> None:
+def _show_warnings() -> None:
+    """Print nenyax's warnings (a model server's retries, as they happen) on stderr, one line each."""
+    import logging
+
+    logger = logging.getLogger("nenyax")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
+
+
+def _print_versions(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from nenyax.cli.versions import installed_versions
+
+    for name, version in installed_versions():
+        click.echo(f"{name} {version}")
+    ctx.exit(0)
+
+
+@click.group(
+    cls=LazyGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_versions,
+    help="Show the versions of nenyax-core, nenyax-cli and every installed plugin distribution.",
+)
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Nenyax: one contract for every RL environment.
 
     Load any installed format by URI (<format>:<name>?key=value), check what it really
     does, and play an episode to watch it.
     """
+    _show_warnings()
+    if ctx.invoked_subcommand is None:  # bare `nenyax`: the help, and success
+        click.echo(ctx.get_help())
+        ctx.exit(0)

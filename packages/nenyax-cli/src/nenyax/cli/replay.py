@@ -13,14 +13,16 @@ from rich.table import Table
 from rich.text import Text
 
 from nenyax.cli.episode_view import EpisodeView, episode_view
+from nenyax.cli.safe import safe_text
 from nenyax.core.contract.trajectory import Status, Trajectory
 
 _STATUS_STYLE = {Status.OK: "green", Status.POLICY_ERROR: "yellow"}
 
 
 def _text(value: str) -> Text:
-    # Text objects, never markup strings: a model that writes "[bold]" must not restyle the replay.
-    return Text(value)
+    # Text objects, never markup strings: a model that writes "[bold]" must not restyle the replay,
+    # and one that writes an escape sequence must not drive the terminal.
+    return safe_text(value)
 
 
 def header(view: EpisodeView) -> Table:
@@ -29,7 +31,7 @@ def header(view: EpisodeView) -> Table:
     table.add_column(style="bold")
     table.add_column()
     table.add_row("environment", _text(f"{view.env_uri} ({view.mode} mode)"))
-    table.add_row("task", _text(f"{view.task_id}  (seed {view.seed})"))
+    table.add_row("task", _text(f"{view.task_id}  ({view.seed_text})"))
     revision = f"  revision {view.revision[:16]}" if view.revision else ""
     table.add_row("policy", _text(view.policy + revision))
     return table

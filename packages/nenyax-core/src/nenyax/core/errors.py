@@ -67,17 +67,51 @@ class InfraFailure(NenyaxError):
     """Infrastructure failed (network, model server, sandbox): never the policy's fault."""
 
 
+class EpisodeInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped an episode; `trajectory` holds what it had recorded (status ``interrupted``).
+
+    A `KeyboardInterrupt`, so code that does not know it still stops; the CLI writes the trajectory first.
+    """
+
+    def __init__(self, trajectory: object) -> None:
+        super().__init__("The episode was interrupted.")
+        self.trajectory = trajectory
+
+
 class UnsupportedPolicyError(UsageError):
     """The environment cannot serve that built-in policy (e.g. no reference exists)."""
+
+
+def with_article(word: str) -> str:
+    """``an int``, ``a str``, ``an ndarray``: the article a type name takes, by how it is read aloud."""
+    vowel_sound = word[:1].lower() in "aeio" or word.lower().startswith(("nd", "np"))
+    return f"{'an' if vowel_sound else 'a'} {word}"
+
+
+def plural(word: str) -> str:
+    """``policies``, ``formats``: the plural of a noun in these messages."""
+    if word.endswith("y") and word[-2:-1] not in ("a", "e", "o", "u"):
+        return word[:-1] + "ies"
+    return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+def did_you_mean_pool(word: str, choices: Iterable[str]) -> list[str]:
+    """The (at most three) `choices` closest to `word`, ignoring case: 'CartPole' finds 'cartpole'."""
+    by_lower: dict[str, str] = {}
+    for choice in sorted(set(choices)):
+        by_lower.setdefault(choice.lower(), choice)
+    if word.lower() in by_lower and by_lower[word.lower()] != word:
+        return [by_lower[word.lower()]]
+    return [by_lower[c] for c in difflib.get_close_matches(word.lower(), list(by_lower), n=3, cutoff=0.6)]
 
 
 def did_you_mean(word: str, choices: Iterable[str], what: str) -> str:
     """Return a sentence suffix suggesting the closest of `choices` to `word`, or listing a few."""
     pool = sorted(set(choices))
-    close = difflib.get_close_matches(word, pool, n=3, cutoff=0.6)
+    close = did_you_mean_pool(word, pool)
     if close:
         return f" Did you mean {' or '.join(repr(c) for c in close)}?"
     if not pool:
         return f" No {what} is installed."
     shown = ", ".join(pool[:8]) + (", ..." if len(pool) > 8 else "")
-    return f" Known {what}s: {shown}."
+    return f" Known {plural(what)}: {shown}."

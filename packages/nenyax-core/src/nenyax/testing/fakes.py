@@ -72,6 +72,8 @@ class ArithEnvironment(StepEnvironment):
 class ArithSession(Session):
     """One addition question; any answer ends it."""
 
+    action_type = str
+
     def __init__(self, env: ArithEnvironment, task: str) -> None:
         """Start the question of `task`."""
         self.env, self.task_id, self.seed = env, task, env.seed

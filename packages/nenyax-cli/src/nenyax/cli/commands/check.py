@@ -7,6 +7,7 @@ import sys
 import click
 import orjson
 
+from nenyax.cli.deadline import command_deadline
 from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.contract.uri import MAX_SEED
@@ -21,15 +22,18 @@ def render_report(report: CheckReport) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from nenyax.cli.safe import safe_text
+
     console = Console()
-    table = Table(title=f"nenyax check {report.uri}", title_justify="left")
+    table = Table(title=safe_text(f"nenyax check {report.uri}"), title_justify="left")
     table.add_column("check", no_wrap=True)
     table.add_column("outcome", no_wrap=True)
     table.add_column("time", justify="right")
     table.add_column("evidence", overflow="fold")
     for result in report.results:
         outcome = f"[{_STYLE[result.outcome]}]{result.outcome.value}[/]"
-        table.add_row(result.id, outcome, f"{result.seconds:.2f}s", result.evidence)
+        # Evidence quotes the environment (observations, errors): data, never markup or terminal codes.
+        table.add_row(result.id, outcome, f"{result.seconds:.2f}s", safe_text(result.evidence))
     console.print(table)
     label = report.tier.label if report.tier is not Tier.NONE else "none (not even connectable)"
     if report.floor is not None:
@@ -62,12 +66,27 @@ def render_report(report: CheckReport) -> None:
     default=None,
     help="Exit 1 unless at least this tier is reached (default: exit 1 if a check failed or no tier was reached).",
 )
-def check_command(uri: str, as_json: bool, samples: int, margin: float, seed: int, require: str | None) -> None:
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds the whole check may take; past them it stops and exits 1.",
+)
+def check_command(
+    uri: str, as_json: bool, samples: int, margin: float, seed: int, require: str | None, timeout: float | None
+) -> None:
     """Run URI's checks and print the highest tier it actually reaches.
 
     Tiers: connectable < evaluable < trainable < audited. A skipped check blocks its tier.
     """
-    report = check(uri, samples=samples, seed=seed, margin=margin)
+    with command_deadline(timeout, grace=0.0):
+        report = check(uri, samples=samples, seed=seed, margin=margin)
+    if report.samples < samples:
+        click.echo(
+            f"Note: --samples {samples} is more than the environment's {report.samples} task(s); "
+            f"all {report.samples} were sampled.",
+            err=True,
+        )
     if as_json:
         click.echo(orjson.dumps(serde.to_data(report), option=orjson.OPT_INDENT_2))
     else:

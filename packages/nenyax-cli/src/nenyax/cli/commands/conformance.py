@@ -34,12 +34,14 @@ def run_conformance(kind: str, name: str, as_json: bool, strict: bool) -> None:
         from rich.console import Console
         from rich.table import Table
 
+        from nenyax.cli.safe import safe_text
+
         table = Table(title=f"nenyax {kind}-check {name}", title_justify="left")
         for column in ("check", "outcome", "findings"):
             table.add_column(column, overflow="fold")
         for o in report.outcomes:
             outcome = "[red]failed[/]" if o.failed(strict) else "[green]passed[/]"
-            table.add_row(o.check.id, outcome, "\n".join(f.message for f in o.findings))
+            table.add_row(o.check.id, outcome, safe_text("\n".join(f.message for f in o.findings)))
         Console().print(table)
     sys.exit(1 if report.failed(strict) else 0)
 

@@ -33,6 +33,8 @@ def plugins_command(as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from nenyax.cli.safe import safe_text
+
     console = Console()
     table = Table(title="Installed nenyax plugins")
     for column in ("kind", "name", "distribution"):
@@ -41,10 +43,8 @@ def plugins_command(as_json: bool) -> None:
     for kind in KINDS:
         for row in (r for r in rows if r["kind"] == kind):
             dist = f"{row['distribution'] or '?'} {row['version'] or ''}".strip()
-            table.add_row(kind, row["name"], dist, row["summary"])
+            table.add_row(kind, safe_text(str(row["name"])), safe_text(dist), safe_text(row["summary"] or ""))
     console.print(table)
     for failure in failures:
-        console.print(
-            f"[red]failed to load[/red] {failure['plugin']} "
-            f"({failure['distribution'] or 'unknown'}): {failure['error']}"
-        )
+        where = f"{failure['plugin']} ({failure['distribution'] or 'unknown'}): {failure['error']}"
+        console.print(safe_text("failed to load ", style="red") + safe_text(where))

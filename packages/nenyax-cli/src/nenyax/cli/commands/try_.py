@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import cast
 
 import click
 
-from nenyax.core import DEFAULT_MODEL, Endpoint, Status, UsageError, load
+from nenyax.cli.deadline import command_deadline
+from nenyax.cli.exits import FAILURE, INTERRUPTED, SUCCESS
+from nenyax.cli.paths import check_writable
+from nenyax.core import DEFAULT_MODEL, Endpoint, EpisodeInterrupted, Status, Trajectory, UsageError, load
 from nenyax.core.contract import serde
 from nenyax.core.contract.uri import MAX_SEED
 from nenyax.core.engine.policies import BUILTIN_POLICIES
@@ -58,19 +62,27 @@ def try_command(
             model, base_url=base_url, api_key_env=api_key_env, max_tokens=max_tokens, temperature=temperature
         )
         player.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any episode
+    for path, option in ((html_path, "--html"), (save, "--save")):
+        if path is not None:
+            check_writable(path, option)  # before the episode: a long episode must not be lost to a typo
     env = load(uri)
     try:
-        traj = env.rollout(player, task=task, seed=seed, timeout=timeout)
+        with command_deadline(timeout):
+            traj = env.rollout(player, task=task, seed=seed, timeout=timeout)
+    except EpisodeInterrupted as interrupt:
+        traj = cast("Trajectory", interrupt.trajectory)  # Ctrl-C: what was played, status interrupted
     finally:
         env.close()
+    written = []
     if save is not None:
         with Sink(save) as sink:
             sink.write(traj)
+        written.append(str(save))
     if html_path is not None:
         from nenyax.cli.html_replay import render_html
 
-        html_path.parent.mkdir(parents=True, exist_ok=True)
         html_path.write_text(render_html(traj), encoding="utf-8")
+        written.append(str(html_path))
     if as_json:
         click.echo(serde.dumps(traj).decode())
     else:
@@ -79,4 +91,12 @@ def try_command(
         render(traj)
         if html_path is not None:
             click.echo(f"HTML replay written to {html_path}")
-    sys.exit(0 if traj.status is Status.OK else 1)
+    if seed is not None and traj.seed != seed:
+        # Some formats use the seed to pick a task and record the dataset's own seed: say so, not a silent mismatch.
+        recorded = "no seed" if traj.seed is None else f"seed {traj.seed}"
+        click.echo(f"Note: --seed {seed} chose task {traj.task_id}; the environment recorded {recorded}.", err=True)
+    if traj.status is Status.INTERRUPTED:
+        where = f" and written to {', '.join(written)}" if written else ""
+        click.echo(f"Interrupted: the {len(traj.steps)} step(s) played so far are shown above{where}.", err=True)
+        sys.exit(INTERRUPTED)
+    sys.exit(SUCCESS if traj.status is Status.OK else FAILURE)

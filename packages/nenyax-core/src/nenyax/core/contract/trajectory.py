@@ -28,6 +28,8 @@ class Status(enum.Enum):
     """Infrastructure failed (network, model server, sandbox): no judgment."""
     TIMEOUT = "timeout"
     """The episode ran out of time: no judgment."""
+    INTERRUPTED = "interrupted"
+    """The user stopped the run (Ctrl-C) before the episode ended: no judgment."""
 
     @property
     def trainable(self) -> bool:

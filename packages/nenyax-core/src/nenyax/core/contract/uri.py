@@ -1,11 +1,24 @@
-"""Environment URIs: ``<format>:<target>?key=value&...``."""
+"""Environment URIs: ``<format>:<target>?key=value&...``, one grammar for every format.
+
+Grammar of a query value (after percent-decoding; ``+`` is a literal plus, never a space; write a
+space as ``%20``, and ``&``, ``=``, ``%`` inside a value as ``%26``, ``%3D``, ``%25``):
+
+- ``true`` / ``false`` (any case): a boolean; ``null`` / ``none``: None;
+- an ASCII integer (``-3``, ``+7``): an int; a decimal or exponent number (``0.5``, ``1e3``): a float;
+- ``[...]`` or ``{...}`` in JSON: a list or an object (``[1,"a"]``, ``{"k":2}``);
+- ``(...)``: a tuple of JSON values (``(1,2)``, ``("a",)``; ``()`` is the empty tuple);
+- anything else: the string itself. A string that would read as one of the above is written quoted
+  in JSON (``"true"``, ``"42"``) and stays a string.
+
+`format_uri` writes any such value so that `parse_uri` reads back exactly the same value.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 from typing import Any
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import quote, unquote
 
 import attrs
 
@@ -14,7 +27,8 @@ from nenyax.core.errors import BadURIError
 MAX_SEED = 2**63 - 1
 """Largest seed accepted anywhere: seeds are recorded as JSON integers, which orjson keeps to 64 bits."""
 
-_SCHEME = re.compile(r"^([a-z][a-z0-9_]*):(.*)$", re.DOTALL)
+# Any case is read here so that 'Gymnasium:...' reaches the loader, which suggests the installed spelling.
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9_]*):(.*)$", re.DOTALL)
 
 
 @attrs.frozen(kw_only=True)
@@ -38,20 +52,97 @@ def parse_value(text: str) -> Any:
         return lowered == "true"
     if lowered in ("null", "none"):
         return None
-    try:
-        return int(text) if text.isascii() else text  # int() also reads '²' and other digit forms
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        pass
+    # int() and float() also read '²', '1_000' and padded text: only plain ASCII numbers are numbers here.
+    if text.isascii() and "_" not in text and text == text.strip():
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            return float(text)
+        except ValueError:
+            pass
     if text[:1] in "[{":
         try:
             return json.loads(text)
         except json.JSONDecodeError:
             pass
+    if text.startswith("(") and text.endswith(")"):
+        inner = text[1:-1].strip()
+        try:
+            items = json.loads(f"[{inner.removesuffix(',')}]") if inner else []
+        except json.JSONDecodeError:
+            pass
+        else:
+            return tuple(items)
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        try:
+            decoded = json.loads(text)
+        except json.JSONDecodeError:
+            pass
+        else:
+            if isinstance(decoded, str):
+                return decoded
     return text
+
+
+def _is_plain(text: str) -> bool:
+    """Whether `text` reads back as itself (a string) under `parse_value`."""
+    return isinstance(parse_value(text), str) and parse_value(text) == text
+
+
+def format_value(value: Any) -> str:
+    """Write `value` (bool, None, int, float, str, list, dict, tuple) in the grammar `parse_value` reads."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        return text if "." in text or "e" in text or "n" in text else f"{text}.0"
+    if isinstance(value, str):
+        return value if value and _is_plain(value) else json.dumps(value)
+    if isinstance(value, tuple):
+        inner = ",".join(json.dumps(_jsonable(v)) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list | dict):
+        return json.dumps(_jsonable(value), separators=(",", ":"))
+    msg = f"A URI value must be a boolean, null, number, string, list, tuple or object, not {type(value).__name__}."
+    raise BadURIError(msg)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        msg = "A tuple can only be a top-level URI value; inside a list or object write a list."
+        raise BadURIError(msg)
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def format_uri(fmt: str, target: str, params: dict[str, Any] | None = None) -> str:
+    """The URI ``<fmt>:<target>?k=v`` whose `parse_uri` gives back exactly `target` and `params`."""
+    query = "&".join(
+        f"{quote(str(k), safe='')}={quote(format_value(v), safe='[](),:{}/')}" for k, v in (params or {}).items()
+    )
+    uri = f"{fmt}:{quote(target, safe='/:._-~@')}"
+    return f"{uri}?{query}" if query else uri
+
+
+def _pairs(uri: str, query: str) -> list[tuple[str, str]]:
+    """Split a query on ``&`` and ``=`` and percent-decode each side (``+`` stays a plus)."""
+    pairs = []
+    for part in query.split("&") if query else []:
+        key, eq, value = part.partition("=")
+        if not key or not eq:
+            msg = f"The query of {uri!r} is malformed (bad field {part!r}); write it as '?key=value&key=value'."
+            raise BadURIError(msg)
+        pairs.append((unquote(key), unquote(value)))
+    return pairs
 
 
 def parse_uri(uri: str) -> EnvURI:
@@ -72,12 +163,7 @@ def parse_uri(uri: str) -> EnvURI:
         msg = f"The URI {uri!r} names no environment after '{fmt}:'."
         raise BadURIError(msg)
     params: dict[str, Any] = {}
-    try:
-        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
-    except ValueError as exc:
-        msg = f"The query of {uri!r} is malformed ({exc}); write it as '?key=value&key=value'."
-        raise BadURIError(msg) from exc
-    for key, value in pairs:
+    for key, value in _pairs(uri, query):
         if key in params:
             msg = f"The URI {uri!r} sets {key!r} twice."
             raise BadURIError(msg)

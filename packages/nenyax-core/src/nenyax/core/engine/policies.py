@@ -119,6 +119,9 @@ class RandomPolicy:
         return turn.session.random_action(turn.rng)
 
 
+NEVER_SUSPEND = (ReferencePolicy, NullPolicy, RandomPolicy)
+"""Policies whose act() never suspends: it only calls the session's synchronous oracle methods."""
+
 BUILTIN_POLICIES: dict[str, Callable[[], Policy]] = {
     "reference": ReferencePolicy,
     "null": NullPolicy,

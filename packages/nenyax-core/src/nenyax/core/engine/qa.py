@@ -24,6 +24,8 @@ class QuestionSession(Session):
     is the answer the reference policy gives, or None when the format has none.
     """
 
+    action_type = str
+
     def __init__(
         self,
         *,

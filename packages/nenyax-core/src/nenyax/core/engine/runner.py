@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -17,7 +17,7 @@ from nenyax.core.contract.manifest import Mode
 from nenyax.core.contract.trajectory import Group, Trajectory, new_id
 from nenyax.core.contract.uri import MAX_SEED
 from nenyax.core.engine.native_loop import run_native_episode
-from nenyax.core.engine.policies import CallablePolicy, NullPolicy, Policy, RandomPolicy, ReferencePolicy, as_policy
+from nenyax.core.engine.policies import NEVER_SUSPEND, CallablePolicy, Policy, as_policy
 from nenyax.core.engine.sinks import JsonlSink, open_sink
 from nenyax.core.engine.step_loop import run_step_episode, run_step_episode_now
 from nenyax.core.engine.sync import run_sync
@@ -39,6 +39,15 @@ def check_seed(seed: Any) -> None:
         return
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         msg = f"A seed must be an integer from 0 to {MAX_SEED}, got {seed!r}."
+        raise UsageError(msg)
+
+
+def check_task(task: Any) -> None:
+    """Refuse a task id that is not a non-empty string (None means the environment's first task)."""
+    if task is None:
+        return
+    if not isinstance(task, str) or not task:
+        msg = f"A task must be a task id (a non-empty string, as task_ids() gives them), got {task!r}."
         raise UsageError(msg)
 
 
@@ -64,6 +73,7 @@ async def run_episode(
 ) -> Trajectory:
     """Play one episode of `env` with the resolved policy `pol`, in whatever mode `env` has."""
     check_seed(seed)
+    check_task(task)
     check_timeout(timeout)
     if env.manifest.mode is Mode.STEP:
         return await run_step_episode(
@@ -91,7 +101,7 @@ async def run_episode(
 
 # Policies whose act() never suspends: an episode of a synchronous session with one of these needs no
 # event loop at all. Creating one per call (asyncio.run) cost more than a whole short episode.
-_NEVER_SUSPEND = (ReferencePolicy, NullPolicy, RandomPolicy)
+_NEVER_SUSPEND = NEVER_SUSPEND
 
 
 def _runs_without_a_loop(env: Environment, pol: Policy, timeout: float | None) -> bool:
@@ -107,6 +117,7 @@ def rollout_sync(
     pol = resolve(policy)
     if _runs_without_a_loop(env, pol, timeout):
         check_seed(seed)
+        check_task(task)
         traj = run_step_episode_now(env, pol, task=task, seed=seed)  # type: ignore[arg-type]
         if traj is not None:
             return traj
@@ -155,7 +166,12 @@ async def run_many(
     if isinstance(tasks, bool) or (isinstance(tasks, int) and tasks < 0):
         msg = f"tasks must be a task count of at least 0 or a list of task ids, got {tasks!r}."
         raise UsageError(msg)
+    if tasks is not None and not isinstance(tasks, int) and not isinstance(tasks, Sequence | Iterable):
+        msg = f"tasks must be a task count or a list of task ids, got {tasks!r}."
+        raise UsageError(msg)
     ids = env.task_ids(limit=tasks) if tasks is None or isinstance(tasks, int) else list(tasks)
+    for task in ids:
+        check_task(task)
     jobs: list[Job] = []
     for task in ids:
         group_id = new_id() if n > 1 else None
@@ -203,6 +219,9 @@ async def run_jobs(
                     env, pol, task=task, group_id=group_id, sample=sample, timeout=timeout, proxy=proxy
                 )
             except BaseException as exc:
+                interrupted = getattr(exc, "trajectory", None)
+                if out_sink is not None and isinstance(interrupted, Trajectory):
+                    out_sink.write(interrupted)  # Ctrl-C: what the episode had played is kept, marked interrupted
                 failed.append(exc)
                 return
             if out_sink is not None:

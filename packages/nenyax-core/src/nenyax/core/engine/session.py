@@ -23,6 +23,9 @@ class Session(abc.ABC):
     """Stable id of the task this session plays."""
     seed: int | None = None
     """Seed the session started from."""
+    action_type: type | tuple[type, ...] | None = None
+    """The type(s) every action must be, where the format knows it (``str`` for a question): a policy
+    that returns anything else ends the episode ``policy_error`` (scored 0), never judged as an answer."""
     trajectory_judge: Any = None
     """A `TrajectoryJudge` to judge the finished episode with, instead of `judge(steps)` (e.g. core's return judge)."""
     judge_reference: Any = None

@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from nenyax.core.contract.trajectory import Judgment, ModelCall, Status, Step, Timing, Trajectory
-from nenyax.core.engine.policies import Policy, Turn
+from nenyax.core.engine.policies import NEVER_SUSPEND, Policy, Turn
 from nenyax.core.engine.session import Session
 from nenyax.core.engine.sync import run_sync
 from nenyax.core.errors import (
+    EpisodeInterrupted,
     InfraFailure,
     PluginLoadError,
     PolicyFailure,
     RetryablePolicyFailure,
     UsageError,
     VerifierFailure,
+    with_article,
 )
 
 if TYPE_CHECKING:
@@ -32,6 +36,15 @@ def describe(exc: BaseException) -> str:
     """``Type: message`` of an exception, for a trajectory's error sentence."""
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _kind(value: Any) -> str:
+    return "None" if value is None else with_article(type(value).__name__)
+
+
+def _names(expected: type | tuple[type, ...]) -> str:
+    types = expected if isinstance(expected, tuple) else (expected,)
+    return " or ".join(with_article(t.__name__) for t in types)
 
 
 @attrs.define
@@ -49,11 +62,57 @@ class _Episode:
         self.error = exc if isinstance(exc, str) else describe(exc)
 
 
+YIELD_EVERY_S = 0.05
+"""How long a step loop on an event loop may run without handing it control (Ctrl-C lands then)."""
+
 # Errors that are nobody's episode: the user's configuration is wrong, so the run stops and says so.
 ABORT = (UsageError, PluginLoadError)
 
 
-async def _play(session: Session, policy: Policy, episode: _Episode, rng_seed: str, max_turns: int) -> None:
+def _drive(coro: Any) -> Any:
+    """Run a coroutine that never suspends (a built-in policy's act) to its result, without a loop."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    msg = "A built-in policy waited on I/O."
+    raise RuntimeError(msg)
+
+
+async def _in_daemon_thread(fn: Any, arg: Any) -> Any:
+    """Call ``fn(arg)`` on a daemon thread, so a timeout or Ctrl-C can abandon it.
+
+    Used only while a timer runs (a timeout, or Ctrl-C via asyncio.run's cancellation): a synchronous
+    policy or step on the loop's thread would block both. Not `asyncio.to_thread`: the default
+    executor's threads are joined at shutdown, so a call that never returns would hold the process.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            future.set_result(value) if ok else future.set_exception(value)
+
+    def work() -> None:
+        try:
+            value = fn(arg)
+        except BaseException as exc:  # handed to the episode, which records it as the policy's failure
+            if not loop.is_closed():
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(settle, False, exc)
+            return
+        if not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: the episode was abandoned
+                loop.call_soon_threadsafe(settle, True, value)
+
+    threading.Thread(target=work, name="nenyax-policy", daemon=True).start()
+    return await future
+
+
+async def _play(
+    session: Session, policy: Policy, episode: _Episode, rng_seed: str, max_turns: int, abandonable: bool = False
+) -> None:
     speaks_text = policy.speaks_text
     # The per-step path is hot (a CartPole step costs the env ~7 us): a plain function is called
     # directly and a session that does no I/O is stepped without a coroutine.
@@ -64,8 +123,20 @@ async def _play(session: Session, policy: Policy, episode: _Episode, rng_seed: s
         session=session, observation=None, messages=episode.messages, index=0, rng_seed=rng_seed, calls=episode.calls
     )
     steps = episode.steps
+    # On an event loop, give it control now and then even when nothing here suspends (a synchronous
+    # session and policy): that is where Ctrl-C's cancellation and other episodes' timers land.
+    # Never on the loop-less path, which must not suspend; a time check per step costs ~50 ns.
+    try:
+        asyncio.get_running_loop()
+        yield_every: float | None = YIELD_EVERY_S
+    except RuntimeError:
+        yield_every = None
+    last_yield = time.monotonic()
     retried = 0  # retried replies are recorded turns but not env steps, so max_turns does not count them
     while not session.done and len(steps) - retried < max_turns:
+        if yield_every is not None and time.monotonic() - last_yield > yield_every:
+            await asyncio.sleep(0)
+            last_yield = time.monotonic()
         observation = turn.observation = session.observation
         turn.index = len(steps)
         if speaks_text:
@@ -77,7 +148,13 @@ async def _play(session: Session, policy: Policy, episode: _Episode, rng_seed: s
                 episode.fail(Status.ENV_ERROR, exc)
                 return
         try:
-            if direct_policy is not None:
+            if abandonable and direct_policy is not None:  # a timer runs: the call must be abandonable
+                out = await _in_daemon_thread(direct_policy, observation)
+                if hasattr(out, "__await__"):
+                    out = await out
+            elif abandonable and isinstance(policy, NEVER_SUSPEND):  # sync work inside an async act()
+                out = await _in_daemon_thread(_drive, policy.act(turn))
+            elif direct_policy is not None:
                 out = direct_policy(observation)
                 if hasattr(out, "__await__"):  # a plain function may still return an awaitable
                     out = await out
@@ -93,6 +170,9 @@ async def _play(session: Session, policy: Policy, episode: _Episode, rng_seed: s
             return
         text = None
         action = out
+        if speaks_text and not isinstance(out, str):  # a model policy's reply is text, or it is broken
+            episode.fail(Status.POLICY_ERROR, f"The policy returned {_kind(out)} where a text reply was expected.")
+            return
         if speaks_text:
             text = out
             episode.messages.append({"role": "assistant", "content": text})
@@ -117,8 +197,19 @@ async def _play(session: Session, policy: Policy, episode: _Episode, rng_seed: s
                 steps.append(Step(observation=recorded, action=None, text=text, info={"error": describe(exc)}))
                 episode.fail(Status.ENV_ERROR, exc)
                 return
+        expected = session.action_type
+        if expected is not None and not isinstance(action, expected):
+            msg = f"The policy returned {_kind(action)} where the environment takes {_names(expected)}."
+            steps.append(
+                Step(observation=session.recorded_observation(observation), action=None, text=text, info={"error": msg})
+            )
+            episode.fail(Status.POLICY_ERROR, msg)
+            return
         try:
-            step = session.act(action) if direct_step else await session.aact(action)
+            if direct_step and abandonable:
+                step = await _in_daemon_thread(session.act, action)
+            else:
+                step = session.act(action) if direct_step else await session.aact(action)
         except ABORT:
             raise
         except PolicyFailure as exc:  # the environment rejected the action as invalid
@@ -182,8 +273,10 @@ async def run_step_episode(
     """Play one step-mode episode; failures become a status on the trajectory, never an exception.
 
     Only user mistakes (an unknown task id, a policy the environment cannot serve, a model server
-    that rejects the API key) raise, and the session is closed first. `timeout` bounds the episode's
-    awaits (model calls, async environments); a synchronous step cannot be interrupted.
+    that rejects the API key) raise, and the session is closed first. `timeout` bounds the whole
+    episode: with it, synchronous policies and steps run on a daemon thread that is abandoned when
+    time is up (the session is still closed). Ctrl-C raises `EpisodeInterrupted` carrying the
+    trajectory recorded so far (status ``interrupted``).
     """
     episode = _Episode()
     started = time.time()
@@ -206,9 +299,13 @@ async def run_step_episode(
                 await _play(session, pol, episode, rng_seed, max_turns)
             else:
                 async with asyncio.timeout(timeout):
-                    await _play(session, pol, episode, rng_seed, max_turns)
+                    await _play(session, pol, episode, rng_seed, max_turns, abandonable=True)
         except TimeoutError:
-            episode.fail(Status.TIMEOUT, f"The episode did not finish within {timeout} s.")
+            episode.fail(Status.TIMEOUT, f"The episode did not finish within {timeout:g} s.")
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Ctrl-C: asyncio.run cancels the task (or, with no loop, the interrupt lands here).
+            # Keep what was played; the trajectory rides on the interrupt to whoever writes it.
+            episode.fail(Status.INTERRUPTED, "The run was interrupted (Ctrl-C) before the episode ended.")
         finally:
             try:
                 await session.aclose()
@@ -234,6 +331,8 @@ async def run_step_episode(
         group_id=group_id,
         info={"sample": sample},  # which repeat of the task this is: what `eval --resume` skips by
     )
+    if episode.status is Status.INTERRUPTED:
+        raise EpisodeInterrupted(trajectory)
     if session is not None and session.trajectory_judge is not None:
         return _judge_trajectory(session, episode, trajectory)
     return trajectory

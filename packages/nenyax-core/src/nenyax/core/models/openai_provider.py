@@ -2,17 +2,23 @@
 
 One aiohttp session per event loop (never one per call). 429 (honouring Retry-After), 5xx, resets,
 timeouts and truncated bodies are retried with exponential backoff; what still fails raises
-`InfraFailure`, so the episode ends ``infra_error`` and is never scored.
+`InfraFailure`, so the episode ends ``infra_error`` and is never scored. What no retry can fix fails
+at once, as a `UsageError`: no API key for OpenAI's own API, a host name that does not resolve,
+HTTP 401/403/404. Each retry is logged (logger ``nenyax.models.openai``, WARNING) and handed to
+`on_retry`, so a user sees it as it happens instead of a silent minute.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import random
+import socket
 import time
 import urllib.parse
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -25,6 +31,7 @@ from nenyax.core.models.openai_wire import StreamAssembler, parse_response, pars
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+LOG = logging.getLogger("nenyax.models.openai")
 _USER_STATUS = {401: "rejected the API key", 403: "refused access", 404: "does not serve that model or route"}
 
 
@@ -52,11 +59,23 @@ class OpenAIProvider:
         max_backoff: float = 20.0,
         stream: bool = False,
         token_ids: bool | None = None,
+        on_retry: Callable[[str], None] | None = None,
         **_ignored: Any,
     ) -> None:
-        """Configure the transport; `token_ids=None` asks for vLLM token ids until the server refuses."""
+        """Configure the transport; `token_ids=None` asks for vLLM token ids until the server refuses.
+
+        `on_retry(sentence)` is called before each retry with what failed and how long it waits.
+        """
         self.base_url = _checked_url((base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/"))
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        if not self.api_key and urllib.parse.urlsplit(self.base_url).hostname == "api.openai.com":
+            # OpenAI's API answers 401 to every keyless request: say so now, not after the retries.
+            msg = (
+                f"No API key for {self.base_url}: set OPENAI_API_KEY (or --api-key-env NAME), "
+                "or point --base-url at your own OpenAI-compatible server."
+            )
+            raise UsageError(msg)
+        self.on_retry = on_retry
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self.max_retries, self.backoff, self.max_backoff = max_retries, backoff, max_backoff
         self.stream = stream
@@ -109,7 +128,15 @@ class OpenAIProvider:
                 last = str(exc)
                 if attempt == self.max_retries:
                     break
-                await asyncio.sleep(exc.wait if exc.wait is not None else self._delay(attempt))
+                wait = exc.wait if exc.wait is not None else self._delay(attempt)
+                note = (
+                    f"The model server at {self.base_url} failed attempt {attempt + 1} of {self.max_retries + 1} "
+                    f"({last}); retrying in {wait:.1f} s."
+                )
+                LOG.warning(note)
+                if self.on_retry is not None:
+                    self.on_retry(note)
+                await asyncio.sleep(wait)
         msg = f"The model server at {self.base_url} kept failing after {self.max_retries + 1} attempts (last: {last})."
         raise InfraFailure(msg)
 
@@ -125,6 +152,12 @@ class OpenAIProvider:
                 if stream:
                     return await self._read_stream(response)
                 raw = await response.read()
+        except aiohttp.ClientConnectorError as exc:
+            if isinstance(exc.os_error, socket.gaierror):  # the name does not resolve: no retry changes that
+                host = urllib.parse.urlsplit(self.base_url).hostname
+                msg = f"The model server host {host!r} (from {self.base_url}) does not resolve; check --base-url."
+                raise UsageError(msg) from exc
+            raise _Retry(f"{type(exc).__name__}: {exc}") from exc
         except (aiohttp.ClientError, TimeoutError) as exc:  # resets, redirect loops, bad payloads...
             raise _Retry(f"{type(exc).__name__}: {exc}") from exc
         try:

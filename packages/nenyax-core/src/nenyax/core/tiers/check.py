@@ -103,7 +103,8 @@ async def acheck(
         tier=reached_tier(done),
         results=done,
         manifest=ctx.env.manifest if ctx.env else None,
-        samples=samples,
+        # What was sampled, not what was asked: an environment with fewer tasks caps it, visibly.
+        samples=len(ctx.tasks) if ctx.tasks else samples,
         seed=seed,
         floor=ctx.floor,
     )

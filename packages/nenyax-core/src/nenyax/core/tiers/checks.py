@@ -24,7 +24,7 @@ from nenyax.core.engine.environment import Environment, StepEnvironment
 from nenyax.core.engine.loader import load
 from nenyax.core.engine.policies import CallablePolicy
 from nenyax.core.engine.sinks import Sink, read_trajectories
-from nenyax.core.errors import InfraFailure, UsageError
+from nenyax.core.errors import InfraFailure, UsageError, with_article
 from nenyax.core.plugins.registry import Registry
 from nenyax.core.tiers.elsewhere import other_hash_seed, replay_elsewhere
 from nenyax.core.tiers.report import Floor
@@ -158,7 +158,7 @@ async def _episode_starts(ctx: Context) -> str:
             kind = type(session.observation).__name__
         finally:
             await session.aclose()
-        return f"Session of {task} opened with a {kind} observation."
+        return f"Session of {task} opened with {with_article(kind)} observation."
     traj = await ctx.play("null", task)
     if traj.status in (Status.ENV_ERROR, Status.INFRA_ERROR):
         raise Fail(f"An episode of {task} could not start: {traj.error}")

@@ -7,6 +7,7 @@ each sampled token is wanted, as vLLM reports it by default.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,6 +28,8 @@ class Row:
     completion: list[int] = attrs.Factory(list)
     logprobs: list[float] = attrs.Factory(list)
     finish_reason: str | None = None
+    abandoned: threading.Event = attrs.Factory(threading.Event)
+    """Set when nobody waits for this reply any more (a timeout, Ctrl-C): it leaves the batch at the next token."""
 
 
 def _finish_reason(seq: Row, token: int, eos_ids: frozenset[int], decode: Callable[[list[int]], str]) -> str | None:
@@ -89,6 +92,9 @@ def generate(
             tokens: list[int] = []
             for row, index in enumerate(live):
                 seq = seqs[index]
+                if seq.abandoned.is_set():  # cancelled by its caller: stop paying for it
+                    seq.finish_reason = "cancelled"
+                    continue
                 token = seq.sampler.choose(logits[row])  # type: ignore[arg-type]  # a tensor row reads as an array
                 seq.completion.append(token)
                 seq.logprobs.append(logprob(logits[row], token))  # type: ignore[arg-type]

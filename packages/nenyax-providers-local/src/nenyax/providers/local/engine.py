@@ -47,6 +47,7 @@ class _Job:
     tools: Sequence[dict[str, Any]]
     sampling: Sampling
     future: concurrent.futures.Future[Completion] = attrs.Factory(concurrent.futures.Future)
+    abandoned: threading.Event = attrs.Factory(threading.Event)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -89,6 +90,9 @@ class Engine:
         self._released = threading.Event()  # cleared while `hold()` is in effect
         self._released.set()
         self._thread: threading.Thread | None = None
+        self._abandon: weakref.WeakKeyDictionary[concurrent.futures.Future[Completion], threading.Event] = (
+            weakref.WeakKeyDictionary()
+        )
         self.model: Any = None
         self.tokenizer: Any = None
         self.folder: Path | None = None
@@ -108,6 +112,7 @@ class Engine:
     ) -> concurrent.futures.Future[Completion]:
         """Queue one chat request; the returned future resolves to its `Completion` or a NenyaxError."""
         job = _Job(messages=messages, tools=tools, sampling=sampling)
+        self._abandon[job.future] = job.abandoned
         with self._lock:
             self._pending.append(job)
             start, self._draining = not self._draining, True
@@ -124,6 +129,16 @@ class Engine:
                 msg = f"Could not start a thread for the local model ({exc})."
                 raise InfraFailure(msg) from exc
         return job.future
+
+    def abandon(self, future: concurrent.futures.Future[Completion]) -> None:
+        """Nobody waits for `future` any more: drop it from the queue, or stop its decode at the next token.
+
+        `Future.cancel()` alone cannot stop a request already decoding (a running future refuses it).
+        """
+        future.cancel()
+        event = self._abandon.get(future)
+        if event is not None:
+            event.set()
 
     @property
     def queued(self) -> int:
@@ -252,7 +267,7 @@ class Engine:
             if room < 1:
                 msg = f"The prompt is {len(prompt)} tokens, which fills the model's {self._context}-token context."
                 raise PolicyFailure(msg)
-        return Row(prompt_ids=prompt, sampler=Sampler(job.sampling), max_new=room)
+        return Row(prompt_ids=prompt, sampler=Sampler(job.sampling), max_new=room, abandoned=job.abandoned)
 
     # ------------------------------------------------------------ loading
 

@@ -88,7 +88,12 @@ class LocalProvider:
         started = time.perf_counter()
         sampling = Sampling.from_params(request.params)
         engine = self.engine(request.model)
-        done = await asyncio.wrap_future(engine.submit(request.messages, request.tools, sampling))
+        future = engine.submit(request.messages, request.tools, sampling)
+        try:
+            done = await asyncio.wrap_future(future)
+        except asyncio.CancelledError:  # a timeout or Ctrl-C: the decode loop stops at its next token
+            engine.abandon(future)
+            raise
         self._revision = engine.revision
         prompt, completion = len(done.prompt_ids), len(done.completion_ids)
         return ModelCall(

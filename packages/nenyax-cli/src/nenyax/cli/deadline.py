@@ -1,0 +1,49 @@
+"""`--timeout` for a whole command: a timer that interrupts the main thread as Ctrl-C would."""
+
+from __future__ import annotations
+
+import _thread
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from nenyax.core import NenyaxError
+
+GRACE_S = 2.0
+"""How long past the episode's own timeout the command may take to record and close it."""
+
+
+class CommandTimeout(NenyaxError):
+    """The whole command ran past --timeout (exit 1: it ran, and did not finish in time)."""
+
+    exit_code = 1
+
+
+@contextmanager
+def command_deadline(seconds: float | None, grace: float = GRACE_S) -> Iterator[None]:
+    """Bound the body to `seconds` (+ `grace`): then interrupt it and raise `CommandTimeout`.
+
+    The episode's own timeout normally fires first and records the episode as ``timeout``; this is
+    the backstop for work no episode timer reaches (loading, judging, a close that hangs).
+    """
+    if seconds is None:
+        yield
+        return
+    fired = threading.Event()
+
+    def fire() -> None:
+        fired.set()
+        _thread.interrupt_main()  # lands like Ctrl-C: asyncio.run cancels its task, plain code raises
+
+    timer = threading.Timer(seconds + grace, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        if fired.is_set():
+            msg = f"The command did not finish within its --timeout of {seconds:g} s."
+            raise CommandTimeout(msg) from exc
+        raise
+    finally:
+        timer.cancel()

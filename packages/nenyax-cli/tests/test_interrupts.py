@@ -1,0 +1,149 @@
+"""Ctrl-C and --timeout on real subprocesses: a real SIGINT, a real clock.
+
+The environment is a slow in-memory fake written to disk as a distribution (each step sleeps), since
+the point is an episode that is still running when the signal lands; no real environment is that slow
+on demand. nenyax-cli's tests install no real adapter (the CLI depends on core alone).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from nenyax.testing.distributions import write_distribution
+
+SLOW = '''
+import os, time
+from typing import Any
+from nenyax.core import Capabilities, Judgment, Step
+from nenyax.core.hookspecs import PluginSpec, hookimpl
+from nenyax.testing.fakes import ArithAdapter, ArithEnvironment, ArithSession
+
+
+class SlowSession(ArithSession):
+    """`turns` steps of `delay` seconds each; touches $SLOW_MARK once it is under way."""
+
+    def __init__(self, env, task):
+        super().__init__(env, task)
+        self.played = 0
+
+    @property
+    def done(self):
+        return self.played >= self.env.turns
+
+    def act(self, action: Any) -> Step:
+        mark = os.environ.get("SLOW_MARK")
+        if mark:
+            open(mark, "a").close()
+        time.sleep(self.env.delay)
+        self.played += 1
+        return Step(observation=self.observation, action=action, reward=0.0, terminated=self.done)
+
+    def judge(self, steps):
+        return Judgment(score=1.0, passed=True, judge="slow")
+
+
+class SlowEnvironment(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        return SlowSession(self, task or self.task_ids(limit=1)[0])
+
+
+class SlowAdapter(ArithAdapter):
+    def load(self, uri, context=None):
+        caps = Capabilities(seeded=True, stable_task_ids=True, reference_policy=True, max_turns=None)
+        env = SlowEnvironment(uri.raw, size=5, seed=0, capabilities=caps)
+        env.delay, env.turns = float(uri.params.get("delay", 0.2)), int(uri.params.get("turns", 1000))
+        return env
+
+
+@hookimpl
+def nenyax_register_adapters():
+    return PluginSpec(kind="adapter", name="arith", factory="nenyax_slow_plugin:SlowAdapter", summary="slow fake")
+'''
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    return write_distribution(
+        tmp_path_factory.mktemp("site"),
+        "nenyax-slow",
+        "1.0",
+        {"arith": "nenyax_slow_plugin"},
+        {"nenyax_slow_plugin": SLOW},
+    )
+
+
+def start(site, mark, *args):
+    env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0", "SLOW_MARK": str(mark)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "nenyax.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+
+
+def interrupt_when_running(proc, mark):
+    deadline = time.monotonic() + 60
+    while not mark.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.3)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    return out, err, time.monotonic() - sent
+
+
+@pytest.mark.parametrize("timer", [[], ["--timeout", "600"]], ids=["no-loop", "event-loop"])
+def test_ctrl_c_in_try_keeps_the_episode_and_exits_130(site, tmp_path, timer):
+    saved, mark = tmp_path / "t.jsonl", tmp_path / "mark"
+    proc = start(site, mark, "try", "arith:add", "--policy", "reference", "--save", str(saved), *timer)
+    out, err, took = interrupt_when_running(proc, mark)
+    assert proc.returncode == 130, err
+    assert took < 2.5
+    assert "Traceback" not in err and "Interrupted" in err and str(saved) in err
+    [record] = [json.loads(line) for line in saved.read_text().splitlines()]
+    assert record["status"] == "interrupted" and len(record["steps"]) >= 1 and record["judgment"] is None
+    assert "interrupted" in out  # the replay of what was played is shown
+
+
+def test_ctrl_c_in_check_stops_it_and_exits_130(site, tmp_path):
+    mark = tmp_path / "mark"
+    proc = start(site, mark, "check", "arith:add?delay=0.1&turns=50", "--json")
+    out, err, took = interrupt_when_running(proc, mark)
+    assert proc.returncode == 130, err
+    assert took < 2.5 and "Traceback" not in err and "Interrupted" in err
+    assert json.loads(out)["error"]["kind"] == "interrupted"
+
+
+def test_timeout_bounds_try_and_records_the_episode_as_timeout(site, tmp_path):
+    saved = tmp_path / "t.jsonl"
+    began = time.monotonic()
+    proc = start(
+        site,
+        tmp_path / "mark",
+        "try",
+        "arith:add?delay=5",
+        "--policy",
+        "reference",
+        "--timeout",
+        "1",
+        "--save",
+        str(saved),
+    )
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - began < 15  # imports included; the step alone would take 5 s per turn
+    assert proc.returncode == 1, err
+    assert json.loads(saved.read_text())["status"] == "timeout"
+
+
+def test_timeout_bounds_the_whole_check(site, tmp_path):
+    began = time.monotonic()
+    proc = start(site, tmp_path / "mark", "check", "arith:add?delay=0.5&turns=20", "--timeout", "2", "--json")
+    out, err = proc.communicate(timeout=60)
+    assert time.monotonic() - began < 15
+    assert proc.returncode == 1, err
+    assert "within its --timeout of 2 s" in json.loads(out)["error"]["message"]
