@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import click
+import orjson
 
 from nenyax.core import UsageError
 
@@ -32,7 +33,10 @@ from nenyax.core import UsageError
     show_default=True,
     help="Largest message accepted; larger ones get an error frame.",
 )
-def serve_command(uri: str, host: str, port: int, max_sessions: int, idle_timeout: float, max_frame_bytes: int) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Announce the server and its shutdown as JSON lines.")
+def serve_command(
+    uri: str, host: str, port: int, max_sessions: int, idle_timeout: float, max_frame_bytes: int, as_json: bool
+) -> None:
     """Serve URI with OpenEnv's routes (/ws, /reset, /step, /state, /schema, /metadata, /health, /mcp).
 
     OpenEnv's own clients use it unchanged; each episode's judgment rides in its final observation's
@@ -43,5 +47,19 @@ def serve_command(uri: str, host: str, port: int, max_sessions: int, idle_timeou
     except ImportError as exc:
         msg = "nenyax serve needs the OpenEnv server: run `pip install nenyax-server-openenv`."
         raise UsageError(msg) from exc
-    config = {"max_sessions": max_sessions, "idle_timeout": idle_timeout, "max_frame_bytes": max_frame_bytes}
-    sys.exit(serve(uri, host, port, **config))
+    say = _json_line if as_json else click.echo
+    sys.exit(
+        serve(
+            uri,
+            host,
+            port,
+            max_sessions=max_sessions,
+            idle_timeout=idle_timeout,
+            max_frame_bytes=max_frame_bytes,
+            say=say,
+        )
+    )
+
+
+def _json_line(message: str) -> None:
+    click.echo(orjson.dumps({"message": message}).decode())

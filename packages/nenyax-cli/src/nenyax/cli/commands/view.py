@@ -7,6 +7,7 @@ import http.server
 from pathlib import Path
 
 import click
+import orjson
 
 from nenyax.cli.run_view import render_run
 from nenyax.core import UsageError
@@ -34,7 +35,8 @@ def _source(path: Path) -> tuple[Path, Path | None]:
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Where to write the page.")
 @click.option("--serve", is_flag=True, help="Also serve the page on 127.0.0.1 until interrupted.")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, help="Port for --serve (default: any free one).")
-def view_command(run: Path, out: Path | None, serve: bool, port: int) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print where the page went as JSON.")
+def view_command(run: Path, out: Path | None, serve: bool, port: int, as_json: bool) -> None:
     """Write one HTML page listing every episode of RUN (sortable, filterable), each opening its replay."""
     jsonl, run_dir = _source(run)
     summary = read_summary(run_dir) if run_dir is not None else None
@@ -42,7 +44,10 @@ def view_command(run: Path, out: Path | None, serve: bool, port: int) -> None:
     target = out or ((run_dir / "view.html") if run_dir is not None else jsonl.with_suffix(".html"))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(page, encoding="utf-8")
-    click.echo(f"Run viewer written to {target} ({target.stat().st_size / 1e6:.1f} MB)")
+    if as_json:
+        click.echo(orjson.dumps({"page": str(target), "bytes": target.stat().st_size}).decode())
+    else:
+        click.echo(f"Run viewer written to {target} ({target.stat().st_size / 1e6:.1f} MB)")
     if serve:
         _serve(target, port)
 
