@@ -1,6 +1,7 @@
 """`check` over every reasoning-gym dataset; the adapter README's tier table must match what is measured.
 
-Regenerate the table with `NENYAX_UPDATE_TIERS=1 nox -s integration`.
+Regenerate the table with `NENYAX_UPDATE_TIERS=1 nox -s integration` (nox sets PYTHONHASHSEED=0; the rows of
+the hash-seed-dependent datasets quote this process's first observation, so measure under the same hash seed).
 """
 
 import os
