@@ -263,8 +263,9 @@ async def _fresh_process(ctx: Context) -> str:
             )
         if there["replay"] != fingerprint(replay_view(traj)) or there["score"] != traj.score:
             raise Fail(
-                f"In {where}, the same {policy} actions on {task} (seed {ctx.seed}) gave another episode: score "
-                f"{there['score']} there, {traj.score:g} here ({there['replay']} vs {fingerprint(replay_view(traj))})."
+                f"In {where}, the {policy} policy on {task} (seed {ctx.seed}) played other steps: episode "
+                f"{there['replay']} scoring {there['score']:g} there, {fingerprint(replay_view(traj))} scoring "
+                f"{traj.score:g} here."
             )
     return f"A{where[1:]} replayed {len(here)} {policy} episode(s) step for step, with the same manifest digest."
 
