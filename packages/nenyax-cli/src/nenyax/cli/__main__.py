@@ -2,6 +2,6 @@
 
 import sys
 
-from nenyax.cli.main import cli
+from nenyax.cli.main import run
 
-sys.exit(cli())
+sys.exit(run())

@@ -146,3 +146,14 @@ def cli(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is None:  # bare `nenyax`: the help, and success
         click.echo(ctx.get_help())
         ctx.exit(0)
+
+
+def run() -> None:
+    """The ``nenyax`` program: `cli`, and a Ctrl-C arriving while the interpreter shuts down (joining a model's
+    worker thread) cannot turn a finished command into a death by signal: its own exit code stands."""
+    import signal
+
+    try:
+        cli()
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
