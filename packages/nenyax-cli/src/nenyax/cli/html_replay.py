@@ -30,8 +30,8 @@ def _e(value: str) -> str:
     return html.escape(value, quote=True)
 
 
-def _embedded_json(traj: Trajectory) -> str:
-    raw = serde.dumps(traj).decode()
+def inert_json(raw: str) -> str:
+    """JSON text that cannot close its ``<script>`` tag (``<``, ``>``, ``&`` and line separators escaped)."""
     for char, escaped in (
         ("&", "\\u0026"),
         ("<", "\\u003c"),
@@ -41,6 +41,10 @@ def _embedded_json(traj: Trajectory) -> str:
     ):
         raw = raw.replace(char, escaped)
     return raw
+
+
+def _embedded_json(traj: Trajectory) -> str:
+    return inert_json(serde.dumps(traj).decode())
 
 
 def _block(label: str, text: str, css: str = "") -> str:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 import orjson
 
 from nenyax.cli.episode_view import episode_view
-from nenyax.cli.html_replay import render_html
+from nenyax.cli.html_replay import inert_json, render_html
 from nenyax.core.contract.trajectory import Status, Trajectory
 from nenyax.core.engine.summary import Summary, tokens
 
@@ -117,17 +117,8 @@ _CSP = (
 
 
 def _inert(value: object) -> str:
-    """JSON that cannot close its ``<script>`` tag (``<``, ``>``, ``&`` and line separators escaped)."""
-    raw = orjson.dumps(value).decode()
-    for char, escaped in (
-        ("&", "\\u0026"),
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        raw = raw.replace(char, escaped)
-    return raw
+    """JSON that cannot close its ``<script>`` tag."""
+    return inert_json(orjson.dumps(value).decode())
 
 
 def _row(index: int, traj: Trajectory) -> dict[str, object]:
