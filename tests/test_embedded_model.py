@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import openai
-import pytest
 
 from nenyax.core import Endpoint, Status, load
 from nenyax.core.models.proxy import RecordingProxy
@@ -88,6 +87,25 @@ def test_try_plays_frozenlake_with_the_embedded_model_through_the_text_codec(tmp
     assert "shown to the model" in page.read_text()
 
 
+def test_try_constrain_makes_the_embedded_model_reply_with_a_valid_frozenlake_action_every_turn():
+    uri = "gymnasium:FrozenLake-v1?retries=0&max_episode_steps=6"  # no retries, no fallback: one bad reply would end it
+    done = subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", "try", uri, "--constrain", "--seed", "3", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        timeout=600,
+        check=False,
+    )
+    traj = json.loads(done.stdout)
+    assert traj["status"] == "ok", traj.get("error")  # played to its natural end: goal, hole or the step limit
+    choices = ["<action>left</action>", "<action>down</action>", "<action>right</action>", "<action>up</action>"]
+    assert traj["steps"] and len(traj["model_calls"]) == len(traj["steps"])
+    for step, call in zip(traj["steps"], traj["model_calls"], strict=True):
+        assert call["params"]["guided_choice"] == choices and step["text"] in choices
+        assert step["action"] == choices.index(step["text"]) and "fallback" not in step["info"]
+
+
 def test_ctrl_c_during_the_embedded_models_reply_stops_try_within_two_seconds(tmp_path):
     """A real SIGINT while the local model decodes a long reply: the decode loop is abandoned, the episode kept."""
     import signal
@@ -103,8 +121,8 @@ def test_ctrl_c_during_the_embedded_models_reply_stops_try_within_two_seconds(tm
         "reasoning_gym:basic_arithmetic",
         "--max-tokens",
         "4000",
-        "--temperature",
-        "1.0",
+        "--param",
+        "min_tokens=4000",  # no EOS before 4,000 tokens (~4 minutes here): the reply is still going at the signal
         "--save",
         str(saved),
     ]
@@ -121,8 +139,22 @@ def test_ctrl_c_during_the_embedded_models_reply_stops_try_within_two_seconds(tm
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     record = json.loads(saved.read_text().splitlines()[-1]) if saved.exists() and saved.read_text().strip() else None
-    if record is not None and record["status"] == "ok" and proc.returncode == 0:
-        # The model ended its reply (EOS) before the signal came: there was no decode left to interrupt.
-        pytest.skip("The embedded model finished its reply before the SIGINT; nothing was left to interrupt.")
     assert time.monotonic() - sent < 2.5 and proc.returncode == 130, err
     assert record is not None and record["status"] == "interrupted"
+
+
+def test_try_at_a_terminal_shows_the_model_loading_apart_from_the_first_calls_latency(tmp_path):
+    import re
+
+    from nenyax.testing.terminal import run_in_terminal
+
+    saved = tmp_path / "t.jsonl"
+    args = ["try", "reasoning_gym:basic_arithmetic", "--max-tokens", "1", "--save", str(saved)]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TERM": "xterm"}
+    code, drawn = run_in_terminal([sys.executable, "-m", "nenyax.cli", *args], env, timeout=600)
+    assert code in (0, 1)
+    loaded = re.search(r"Model local:smollm2-135m loaded in ([0-9.]+) s", drawn)
+    assert loaded, drawn[-2000:]
+    [call] = json.loads(saved.read_text())["model_calls"]
+    # One token takes well under the load (reading ~540 MB of weights): the call's latency is its own.
+    assert call["latency_s"] < float(loaded.group(1))

@@ -93,6 +93,41 @@ def test_stop_string_ends_generation_at_the_token_that_completes_it(tokenizer, a
     assert tokenizer.decode(list(call.completion_token_ids), skip_special_tokens=True) == text
 
 
+def test_min_tokens_holds_eos_and_stop_strings_back(tokenizer, ask):
+    free = ask("What is the capital of France? One word.", temperature=0, max_tokens=40)
+    assert free.finish_reason == "stop" and len(free.completion_token_ids) < 12  # it would end early
+    held = ask("What is the capital of France? One word.", temperature=0, max_tokens=40, min_tokens=12, stop=["."])
+    ids = held.completion_token_ids
+    assert len(ids) >= 12 and tokenizer.eos_token_id not in ids[:12]
+    assert held.params["min_tokens"] == 12
+
+
+@pytest.mark.parametrize("temperature", [0, 1.5])
+def test_guided_choice_replies_with_exactly_one_choice_then_eos(tokenizer, ask, teacher_forced, temperature):
+    # Prefix-sharing choices ("up" is a prefix of "upward"): the tree must allow both an end and a continuation.
+    choices = ["<action>up</action>", "<action>upward</action>", "<action>left</action>", "banana"]
+    seen = set()
+    for seed in range(6):
+        call = ask(
+            "Which way? Write a long essay first.",
+            temperature=temperature,
+            max_tokens=64,
+            seed=seed,
+            guided_choice=choices,
+        )
+        text = call.response["content"]
+        assert text in choices and call.finish_reason == "stop"
+        ids = list(call.completion_token_ids)
+        assert ids[-1] == tokenizer.eos_token_id
+        assert ids[:-1] == tokenizer(text, add_special_tokens=False)["input_ids"]
+        # The recorded logprobs are the model's raw ones for those tokens, not the constrained distribution's.
+        expected = teacher_forced(call.prompt_token_ids, ids)
+        assert call.logprobs == pytest.approx(expected, abs=2e-3)
+        assert call.params["guided_choice"] == choices
+        seen.add(text)
+    assert len(seen) >= (1 if temperature == 0 else 2)  # sampling still samples among the choices
+
+
 def test_top_k_one_is_greedy(ask):
     greedy = ask("Say something.", temperature=0, max_tokens=8)
     top1 = ask("Say something.", temperature=1.5, top_k=1, max_tokens=8, seed=99)
@@ -108,6 +143,10 @@ def test_top_k_one_is_greedy(ask):
         ({"top_p": 0}, "top_p must be above 0"),
         ({"stop": [""]}, "stop must be a non-empty string"),
         ({"logit_bias": {}}, "does not support the sampling parameter"),
+        ({"min_tokens": 9, "max_tokens": 8}, r"min_tokens \(9\) cannot exceed max_tokens \(8\)"),
+        ({"guided_choice": []}, "guided_choice must be a non-empty list"),
+        ({"guided_choice": "yes"}, "guided_choice must be a non-empty list"),
+        ({"guided_choice": ["a"], "min_tokens": 2}, "cannot be combined"),
     ],
 )
 def test_bad_sampling_parameters_are_one_sentence(params, fragment, ask):

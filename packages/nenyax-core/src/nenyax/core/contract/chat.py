@@ -7,7 +7,19 @@ from typing import Any
 import attrs
 
 SAMPLING_KEYS = frozenset(
-    {"temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "presence_penalty", "frequency_penalty", "n"}
+    {
+        "temperature",
+        "top_p",
+        "top_k",
+        "max_tokens",
+        "min_tokens",
+        "seed",
+        "stop",
+        "presence_penalty",
+        "frequency_penalty",
+        "n",
+        "guided_choice",
+    }
 )
 """Sampling parameters an Endpoint passes through to its provider."""
 

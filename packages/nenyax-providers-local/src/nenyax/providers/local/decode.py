@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 import torch
 
+from nenyax.providers.local.constrain import ChoiceConstraint
 from nenyax.providers.local.sampling import Sampler, logprob
 
 
@@ -28,11 +29,17 @@ class Row:
     completion: list[int] = attrs.Factory(list)
     logprobs: list[float] = attrs.Factory(list)
     finish_reason: str | None = None
+    min_new: int = 0
+    """min_tokens: EOS and stop strings are ignored until this many tokens are out."""
+    constraint: ChoiceConstraint | None = None
+    """guided_choice: the reply must be one of these token sequences."""
     abandoned: threading.Event = attrs.Factory(threading.Event)
     """Set when nobody waits for this reply any more (a timeout, Ctrl-C): it leaves the batch at the next token."""
 
 
 def _finish_reason(seq: Row, token: int, eos_ids: frozenset[int], decode: Callable[[list[int]], str]) -> str | None:
+    if len(seq.completion) < seq.min_new:
+        return "length" if len(seq.completion) >= seq.max_new else None
     if token in eos_ids:
         return "stop"
     stops = seq.sampler.sampling.stop
@@ -95,7 +102,9 @@ def generate(
                 if seq.abandoned.is_set():  # cancelled by its caller: stop paying for it
                     seq.finish_reason = "cancelled"
                     continue
-                token = seq.sampler.choose(logits[row])  # type: ignore[arg-type]  # a tensor row reads as an array
+                allowed = None if seq.constraint is None else seq.constraint.allowed(seq.completion)
+                banned = eos_ids if len(seq.completion) < seq.min_new else ()
+                token = seq.sampler.choose(logits[row], allowed, banned)  # type: ignore[arg-type]  # an array row
                 seq.completion.append(token)
                 seq.logprobs.append(logprob(logits[row], token))  # type: ignore[arg-type]
                 seq.finish_reason = _finish_reason(seq, token, eos_ids, decode)

@@ -24,6 +24,7 @@ import attrs
 
 from nenyax.core.errors import InfraFailure, NenyaxError, PolicyFailure, UsageError
 from nenyax.providers.local.cache import weights_digest
+from nenyax.providers.local.constrain import ChoiceConstraint
 from nenyax.providers.local.convert import quiet_transformers, read_manifest
 from nenyax.providers.local.decode import Row, generate
 from nenyax.providers.local.models import ModelSource, materialize
@@ -267,7 +268,21 @@ class Engine:
             if room < 1:
                 msg = f"The prompt is {len(prompt)} tokens, which fills the model's {self._context}-token context."
                 raise PolicyFailure(msg)
-        return Row(prompt_ids=prompt, sampler=Sampler(job.sampling), max_new=room, abandoned=job.abandoned)
+        sampling = job.sampling
+        constraint = None
+        if sampling.guided_choice:
+            constraint = ChoiceConstraint.from_choices(sampling.guided_choice, self._encode_text, self._eos_ids)
+        return Row(
+            prompt_ids=prompt,
+            sampler=Sampler(sampling),
+            max_new=room,
+            min_new=sampling.min_tokens,
+            constraint=constraint,
+            abandoned=job.abandoned,
+        )
+
+    def _encode_text(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     # ------------------------------------------------------------ loading
 

@@ -83,11 +83,20 @@ class LocalProvider:
             self._engines[model] = engine
         return engine
 
+    def prepare(self, model: str) -> None:
+        """Load `model` now (converting its GGUF on first use), rather than inside the first request."""
+        self.engine(model).load()
+
     async def complete(self, request: ChatRequest) -> ModelCall:
-        """Generate one reply to `request` off the event loop, micro-batched with concurrent requests."""
-        started = time.perf_counter()
+        """Generate one reply to `request` off the event loop, micro-batched with concurrent requests.
+
+        The recorded latency is the reply's own: a model still loading was waited for before the clock started.
+        """
         sampling = Sampling.from_params(request.params)
         engine = self.engine(request.model)
+        if engine.model is None:
+            await asyncio.to_thread(engine.load)
+        started = time.perf_counter()
         future = engine.submit(request.messages, request.tools, sampling)
         try:
             done = await asyncio.wrap_future(future)

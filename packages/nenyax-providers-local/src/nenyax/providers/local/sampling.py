@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 
+from nenyax.core.contract.chat import SAMPLING_KEYS
 from nenyax.core.errors import UsageError
 
 DEFAULT_TEMPERATURE = 1.0
@@ -21,9 +22,7 @@ DEFAULT_TEMPERATURE = 1.0
 DEFAULT_MAX_TOKENS = 256
 """Enough for a short answer; a 135M model on 2 cores makes ~15 tokens/s per stream."""
 
-_KNOWN = frozenset(
-    {"temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "presence_penalty", "frequency_penalty", "n"}
-)
+_KNOWN = SAMPLING_KEYS  # the local model takes every sampling parameter an Endpoint passes on
 
 
 def _number(params: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:
@@ -67,6 +66,15 @@ def _stops(value: Any) -> tuple[str, ...]:
     return tuple(stops)
 
 
+def _choices(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple) or not value or not all(isinstance(c, str) and c for c in value):
+        msg = f"The sampling parameter guided_choice must be a non-empty list of non-empty strings, not {value!r}."
+        raise UsageError(msg)
+    return tuple(value)
+
+
 @attrs.frozen(kw_only=True)
 class Sampling:
     """Effective sampling parameters of one request (defaults filled in)."""
@@ -77,10 +85,14 @@ class Sampling:
     top_k: int = 0
     """0 (or -1, as vLLM spells it) keeps every token."""
     max_tokens: int = DEFAULT_MAX_TOKENS
+    min_tokens: int = 0
+    """No EOS and no stop string before this many tokens (vLLM's meaning)."""
     seed: int | None = None
     stop: tuple[str, ...] = ()
     presence_penalty: float = 0.0
     frequency_penalty: float = 0.0
+    guided_choice: tuple[str, ...] = ()
+    """The reply must be exactly one of these strings (constrained decoding; vLLM's ``guided_choice``)."""
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> Sampling:
@@ -94,11 +106,22 @@ class Sampling:
             msg = f"The local provider returns one completion per call (n={n!r}); run more rollouts instead."
             raise UsageError(msg)
         top_k = _integer(params, "top_k", 0, -1)
+        max_tokens = _integer(params, "max_tokens", DEFAULT_MAX_TOKENS, 1) or DEFAULT_MAX_TOKENS
+        min_tokens = _integer(params, "min_tokens", 0, 0) or 0
+        if min_tokens > max_tokens:
+            msg = f"The sampling parameter min_tokens ({min_tokens}) cannot exceed max_tokens ({max_tokens})."
+            raise UsageError(msg)
+        guided_choice = _choices(params.get("guided_choice"))
+        if guided_choice and min_tokens:
+            msg = "The sampling parameters guided_choice and min_tokens cannot be combined: a choice ends the reply."
+            raise UsageError(msg)
         return cls(
             temperature=_number(params, "temperature", DEFAULT_TEMPERATURE, 0.0, 100.0),
             top_p=_top_p(params),
             top_k=max(top_k or 0, 0),
-            max_tokens=_integer(params, "max_tokens", DEFAULT_MAX_TOKENS, 1) or DEFAULT_MAX_TOKENS,
+            max_tokens=max_tokens,
+            min_tokens=min_tokens,
+            guided_choice=guided_choice,
             seed=_integer(params, "seed", None, -(2**63)),
             stop=_stops(params.get("stop")),
             presence_penalty=_number(params, "presence_penalty", 0.0, -2.0, 2.0),
@@ -113,6 +136,8 @@ class Sampling:
             "top_k": self.top_k,
             "max_tokens": self.max_tokens,
         }
+        if self.min_tokens:
+            out["min_tokens"] = self.min_tokens
         if self.seed is not None:
             out["seed"] = self.seed
         if self.stop:
@@ -121,6 +146,8 @@ class Sampling:
             out["presence_penalty"] = self.presence_penalty
         if self.frequency_penalty:
             out["frequency_penalty"] = self.frequency_penalty
+        if self.guided_choice:
+            out["guided_choice"] = list(self.guided_choice)
         return out
 
 
@@ -138,10 +165,17 @@ class Sampler:
         self.rng = np.random.Generator(np.random.PCG64(seed % 2**64))  # any Python int maps to a valid seed
         self._counts: dict[int, int] = {}
 
-    def choose(self, logits: np.ndarray) -> int:
-        """Pick a token id from a 1-D array of raw logits."""
+    def choose(self, logits: np.ndarray, allowed: Sequence[int] | None = None, banned: Collection[int] = ()) -> int:
+        """Pick a token id from a 1-D array of raw logits, only among `allowed` (when given), never `banned`."""
         s = self.sampling
         x = logits.astype(np.float64)
+        if allowed is not None:
+            keep = np.fromiter(allowed, dtype=np.int64)
+            masked = np.full_like(x, -np.inf)
+            masked[keep] = x[keep]
+            x = masked
+        if banned:
+            x[np.fromiter(banned, dtype=np.int64)] = -np.inf
         if self._counts and (s.presence_penalty or s.frequency_penalty):
             tokens = np.fromiter(self._counts, dtype=np.int64)
             counts = np.fromiter(self._counts.values(), dtype=np.float64)
