@@ -68,6 +68,21 @@ class TupleTextEnv(gym.Env[Any, Any]):
         return (0, np.array(len(action), dtype=np.int64)), float(len(action)), True, False, {}
 
 
+class OffsetChoiceEnv(gym.Env[Any, Any]):
+    """A Discrete action space that starts at -1 and has no action names (the codec's integer replies)."""
+
+    def __init__(self) -> None:
+        self.observation_space = spaces.Discrete(2)
+        self.action_space = spaces.Discrete(3, start=-1)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        return 0, {}
+
+    def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        return 1, float(action), True, False, {}
+
+
 class BrokenResetEnv(gym.Env[Any, Any]):
     """Makes fine, raises on every reset: the episode must end env_error, not crash (no real env fails on cue)."""
 

@@ -180,3 +180,29 @@ def test_retries_do_not_use_up_the_time_limit(chat):
     traj = env.rollout(chat(lambda turn: next(replies)))
     assert traj.status is Status.OK and len(traj.steps) == 12
     assert sum(1 for s in traj.steps if s.action is not None) == 6 and traj.steps[-1].truncated
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        (
+            "gymnasium:FrozenLake-v1",
+            ["<action>left</action>", "<action>down</action>", "<action>right</action>", "<action>up</action>"],
+        ),
+        ("gymnasium:CartPole-v1", ["<action>push_left</action>", "<action>push_right</action>"]),
+        (
+            "gymnasium:nenyax_test_envs:OffsetChoiceEnv",
+            ["<action>-1</action>", "<action>0</action>", "<action>1</action>"],
+        ),
+    ],
+)
+def test_reply_choices_name_each_discrete_action_as_the_parser_reads_it(uri, expected):
+    session = load(uri).session(seed=0)
+    choices = session.reply_choices()
+    assert choices == expected
+    low = int(session.env.action_space.start)
+    assert [int(session.parse_action(choice)) for choice in choices] == list(range(low, low + len(choices)))
+
+
+def test_continuous_or_large_action_spaces_offer_no_reply_choices():
+    assert load("gymnasium:Pendulum-v1").session(seed=0).reply_choices() is None

@@ -16,7 +16,7 @@ from nenyax.core import Endpoint, InfraFailure, Status, UsageError
 from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.engine.sinks import read_trajectories
 from nenyax.core.models.openai_provider import OpenAIProvider
-from nenyax.testing.fakes import ArithEnvironment
+from nenyax.testing.fakes import ArithEnvironment, ArithSession
 from nenyax.testing.model_server import FaultPlan, ScriptedModelServer
 
 REQUEST = ChatRequest(model="m", messages=({"role": "user", "content": "hi"},), params={"temperature": 0.5})
@@ -347,3 +347,29 @@ def test_retries_are_reported_as_they_happen(caplog):
         seen = run(main())
     assert len(seen) == 2 and "failed attempt 1 of 3 (HTTP 500" in seen[0] and "retrying in" in seen[0]
     assert [r.getMessage() for r in caplog.records if r.name == "nenyax.models.openai"] == seen
+
+
+class _ChoiceSession(ArithSession):
+    def reply_choices(self):
+        return [str(self.a + self.b), "0"]
+
+
+class _ChoiceEnvironment(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        return _ChoiceSession(self, task or self.task_ids(limit=1)[0])
+
+
+def test_a_constrained_endpoint_sends_the_sessions_reply_choices_as_guided_choice():
+    async def main(constrain):
+        async with ScriptedModelServer(lambda m: "7") as server:
+            env = _ChoiceEnvironment("arith:add", size=3, seed=0)
+            endpoint = Endpoint("openai:scripted", base_url=server.base_url, constrain=constrain)
+            return await env.arollout(endpoint, task="add/0/0"), server.last_body
+
+    traj, body = run(main(constrain=True))
+    a, b = ArithEnvironment("arith:add", size=3, seed=0).operands("add/0/0")
+    assert body["guided_choice"] == [str(a + b), "0"]
+    assert traj.model_calls[0].params["guided_choice"] == [str(a + b), "0"]
+    _, body = run(main(constrain=False))
+    assert "guided_choice" not in body  # only when asked
+    assert ArithEnvironment("arith:add", size=3, seed=0).session().reply_choices() is None  # free text by default

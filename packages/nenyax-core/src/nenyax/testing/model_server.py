@@ -51,6 +51,8 @@ class ScriptedModelServer:
         self._rng = random.Random(self.faults.seed)
         self.injected: Counter[str] = Counter()
         self.requests = 0
+        self.last_body: dict[str, Any] | None = None
+        """The JSON body of the latest chat request, for tests that check what a client sent."""
         self.port = 0
         self._runner: web.AppRunner | None = None
 
@@ -91,7 +93,7 @@ class ScriptedModelServer:
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         self.requests += 1
-        body = orjson.loads(await request.read())
+        body = self.last_body = orjson.loads(await request.read())
         fault = self._fault()
         if fault == "429":
             return web.json_response({"error": {"message": "slow down"}}, status=429, headers={"Retry-After": "0"})

@@ -193,6 +193,16 @@ class GymSession(Session):
                 return self.null_action()
             return self._sample(self._fallback_rng)
 
+    def reply_choices(self) -> list[str] | None:
+        """``<action>name</action>`` (or the integer, where actions have no names) for each action of a
+        small discrete space, exactly as the parser reads them."""
+        space = self._act_space
+        if not isinstance(space, spaces.Discrete) or space.n > MAX_CONSTANT_ACTIONS:
+            return None
+        meanings = self.env.meanings
+        words = meanings if meanings else [str(a) for a in range(self._int_low, self._int_high)]
+        return [f"<action>{word}</action>" for word in words]
+
     # ---- built-in policies
 
     def reference_action(self) -> Any:

@@ -86,6 +86,14 @@ class Session(abc.ABC):
             raise PolicyFailure(msg)
         return text
 
+    def reply_choices(self) -> Sequence[str] | None:
+        """Every valid reply, where there are few (a small finite action space): each parses to one action.
+
+        A text policy asked to constrain its decoding (``Endpoint(..., constrain=True)``) then replies
+        with exactly one of them. None (the default): replies are free text.
+        """
+        return None
+
     # ---- built-in policies
 
     def reference_action(self) -> Any:

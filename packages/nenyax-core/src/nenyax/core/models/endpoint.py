@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import weakref
 from typing import Any
 
@@ -35,11 +36,17 @@ class Endpoint:
         api_key_env: str | None = None,
         max_concurrency: int = 64,
         revision: str | None = None,
+        constrain: bool = False,
         registry: Registry | None = None,
         provider_options: dict[str, Any] | None = None,
         **sampling: Any,
     ) -> None:
-        """Name the model as ``provider:model``; sampling parameters (temperature, max_tokens, ...) as keywords."""
+        """Name the model as ``provider:model``; sampling parameters (temperature, max_tokens, ...) as keywords.
+
+        ``constrain=True`` makes the model reply with one of the step session's `reply_choices()` where
+        the session offers them (a small finite action space), through the provider's ``guided_choice``
+        (the embedded model and vLLM-compatible servers have it; OpenAI's own API does not).
+        """
         spec = model or os.environ.get("NENYAX_MODEL") or DEFAULT_MODEL
         provider, sep, name = spec.partition(":")
         if not sep or not provider or not name:
@@ -56,6 +63,7 @@ class Endpoint:
         self.params = sampling
         self.max_concurrency = max_concurrency
         self.revision = revision
+        self.constrain = constrain
         options = dict(provider_options or {})
         if base_url is not None:
             options["base_url"] = base_url
@@ -86,7 +94,7 @@ class Endpoint:
         if use is not None:
             model = f"{use}:{model}" if model else None
         options = config.pop("provider_options", None)
-        known = {"base_url", "api_key_env", "max_concurrency", "revision"}
+        known = {"base_url", "api_key_env", "max_concurrency", "revision", "constrain"}
         unknown = set(config) - known - SAMPLING_KEYS
         if unknown:
             names = ", ".join(sorted(unknown))
@@ -110,6 +118,19 @@ class Endpoint:
                 )
                 raise UnknownPluginError(msg) from exc
         return self._provider
+
+    def prepare(self) -> float | None:
+        """Load now what the first call would otherwise wait for (the embedded model's weights).
+
+        Returns the seconds it took, or None when the provider has nothing to load (a remote server).
+        Calls made afterwards measure only their own latency.
+        """
+        prepare = getattr(self.provider, "prepare", None)
+        if prepare is None:
+            return None
+        started = time.perf_counter()
+        prepare(self.model)
+        return time.perf_counter() - started
 
     @property
     def info(self) -> PolicyInfo:
@@ -151,7 +172,9 @@ class Endpoint:
 
     async def act(self, turn: Any) -> str:
         """Reply to the transcript; the call is recorded on the turn."""
-        call = await self.complete(turn.messages)
+        choices = turn.session.reply_choices() if self.constrain else None
+        params = {"guided_choice": list(choices)} if choices else {}
+        call = await self.send(ChatRequest(model=self.model, messages=tuple(turn.messages), params=params))
         turn.calls.append(call)
         content = call.response.get("content")
         return content if isinstance(content, str) else ""

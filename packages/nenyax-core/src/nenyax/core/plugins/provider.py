@@ -11,7 +11,12 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class Provider(Protocol):
-    """Sends chat requests; built by the plugin's factory from the Endpoint's keyword options."""
+    """Sends chat requests; built by the plugin's factory from the Endpoint's keyword options.
+
+    A provider that must load something before its first reply (an in-process model's weights) may
+    also define ``prepare(model: str) -> None``: load it now, synchronously, so the caller can show
+    that wait on its own and the first call's latency is the call's alone (`Endpoint.prepare`).
+    """
 
     async def complete(self, request: ChatRequest) -> ModelCall:
         """Send one chat request; return the recorded call (token ids and logprobs when known).
