@@ -107,7 +107,8 @@ def test_both_replays_show_every_fact_of_the_view(name):
 
 def test_a_step_turn_shows_the_prompt_the_reply_and_its_tokens():
     [turn] = episode_view(TRAJECTORIES["a chat model on a step env"]).turns
-    assert (turn.observation, turn.prompt, turn.text, turn.action) == ("2 + 2", "What is 2 + 2?", "four <b>4</b>", "4")
+    # The observation is inside what the model was shown: that text is shown once, as the prompt.
+    assert (turn.observation, turn.prompt, turn.text, turn.action) == (None, "What is 2 + 2?", "four <b>4</b>", "4")
     assert turn.call.summary == "3 prompt / 2 completion tokens, 0.25 s"
     assert (turn.reward, turn.ended, turn.info) == (1.0, "terminated", (("k", "v"),))
 
@@ -178,3 +179,84 @@ def test_check_evidence_is_data_too(capsys):
     render_report(TierReport(uri="a:b", tier=Tier.CONNECTABLE, results=(result,)))
     out = capsys.readouterr().out
     assert "[bold]markup[/bold]" in out and "\x1b]0;" not in out and "\\x1b]0;pwned" in out
+
+
+LONG = "word " * 60  # 300 characters: past any 80-column wrap
+
+
+def _reply_turn(reply, finish_reason="stop", passed=True, info=None, system=None):
+    call = ModelCall(
+        messages=({"role": "user", "content": "q?"},),
+        response={"role": "assistant", "content": reply},
+        prompt_token_ids=(1, 2),
+        completion_token_ids=tuple(range(5)),
+        finish_reason=finish_reason,
+    )
+    messages = ({"role": "system", "content": system},) if system else ()
+    return _traj(
+        steps=(
+            Step(observation="q?", action=reply, reward=float(passed), terminated=True, text=reply, info=info or {}),
+        ),
+        model_calls=(call,),
+        messages=(*messages, *call.messages, call.response),
+        judgment=Judgment(score=float(passed), passed=passed, judge="j"),
+    )
+
+
+def _panels(traj):
+    console = Console(record=True, width=120, force_terminal=True, color_system="truecolor")
+    render(traj, console)
+    return console.export_text(styles=True)
+
+
+def test_the_verdict_colour_follows_the_judgment_not_the_status():
+    failed, passed = _reply_turn("1", passed=False), _reply_turn("1", passed=True)
+    assert failed.status is Status.OK and episode_view(failed).tone == "fail"
+    assert 'class="verdict fail"' in render_html(failed) and 'class="verdict pass"' in render_html(passed)
+    red, green = "\x1b[1;31mscore 0", "\x1b[1;32mscore 1"
+    assert red in _panels(failed) and green not in _panels(failed) and green in _panels(passed)
+    undecided = _traj(judgment=Judgment(score=0.5), steps=(Step(observation="q", action="a", reward=0.5),))
+    assert episode_view(undecided).tone == "partial" and 'class="verdict partial"' in render_html(undecided)
+
+
+def test_the_system_prompt_is_shown_once_in_both_replays():
+    traj = _reply_turn("1", system="You are a careful adder.")
+    terminal, page = _both(traj)
+    assert terminal.count("You are a careful adder.") == 1 and page.count("You are a careful adder.") == 1
+    assert "system prompt" in terminal and "system prompt" in page
+    assert _panels(traj).count("You are a careful adder.") == 1
+
+
+def test_a_reply_cut_at_the_token_limit_is_marked_and_counts_agree():
+    traj = _reply_turn("a b c", finish_reason="length")
+    terminal, page = _both(traj)
+    summary = "2 prompt / 5 completion tokens, 0.00 s, cut off at the token limit"
+    assert summary in terminal and summary in page
+    assert "1 model call(s), 5 completion tokens" in terminal and "1 model call(s), 5 completion tokens" in page
+    assert "cut off" not in _both(_reply_turn("a b c"))[0]
+
+
+def test_a_reply_is_printed_once_even_when_it_is_also_the_answer():
+    traj = _reply_turn("just 4", info={"answer": "just 4"})
+    terminal, page = _both(traj)
+    assert terminal.count("just 4") == 1 and page.count("just 4") == 1
+    assert "(the whole reply)" in terminal and "(the whole reply)" in page
+
+
+def test_piped_output_keeps_each_text_on_one_line(capsys):
+    traj = _reply_turn(LONG.strip(), system=LONG.strip())
+    render(traj)  # to pytest's captured stdout: not a terminal
+    out = capsys.readouterr().out
+    assert out.count(LONG.strip()) == 2  # the system prompt and the reply, each whole on its own line
+    assert "\u2502" not in out and "\u256d" not in out  # no panel borders in a pipe
+    assert any(line.strip() == LONG.strip() for line in out.splitlines())
+
+
+def test_piped_check_evidence_is_not_wrapped(capsys):
+    from nenyax.cli.commands.check import render_report
+    from nenyax.core.tiers.report import Tier, TierOutcome, TierReport, TierResult
+
+    result = TierResult(id="x/y", tier=Tier.CONNECTABLE, outcome=TierOutcome.PASSED, evidence=LONG.strip(), seconds=0.1)
+    render_report(TierReport(uri="a:b", tier=Tier.CONNECTABLE, results=(result,)))
+    [row] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("x/y")]
+    assert row.endswith(LONG.strip()) and "passed" in row

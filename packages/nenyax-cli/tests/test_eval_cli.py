@@ -11,28 +11,6 @@ import sys
 
 import pytest
 
-from nenyax.testing.distributions import write_distribution
-
-PLUGIN = """
-from nenyax.core.hookspecs import PluginSpec, hookimpl
-
-
-@hookimpl
-def nenyax_register_adapters():
-    return PluginSpec(kind="adapter", name="arith", factory="nenyax.testing.fakes:ArithAdapter", summary="fake")
-"""
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    return write_distribution(
-        tmp_path_factory.mktemp("site"),
-        "nenyax-arith",
-        "1.0",
-        {"arith": "nenyax_arith_plugin"},
-        {"nenyax_arith_plugin": PLUGIN},
-    )
-
 
 def nenyax(site, *args):
     env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0"}

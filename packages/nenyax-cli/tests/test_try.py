@@ -14,29 +14,9 @@ import threading
 
 import pytest
 
-from nenyax.testing.distributions import write_distribution
 from nenyax.testing.model_server import ScriptedModelServer
 
-PLUGIN = """
-from nenyax.core.hookspecs import PluginSpec, hookimpl
-
-
-@hookimpl
-def nenyax_register_adapters():
-    return PluginSpec(kind="adapter", name="arith", factory="nenyax.testing.fakes:ArithAdapter", summary="fake")
-"""
 EVIL = "<b>7</b></pre><script>document.title='pwned'</script> [bold red]not markup[/]"
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    return write_distribution(
-        tmp_path_factory.mktemp("site"),
-        "nenyax-arith",
-        "1.0",
-        {"arith": "nenyax_arith_plugin"},
-        {"nenyax_arith_plugin": PLUGIN},
-    )
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +106,14 @@ def test_html_is_self_contained_and_model_text_stays_text(site, model_server, tm
     assert json.loads(embedded)["steps"][0]["text"] == EVIL
 
 
+def test_param_values_reach_the_model_server_typed(site, model_server):
+    args = ["--param", "top_p=0.5", "--param", 'stop=["\\n"]', "--param", "seed=3"]
+    done = nenyax(site, "try", "arith:add", "--model", "openai:scripted", "--base-url", model_server.base_url, *args)
+    assert done.returncode == 0, done.stderr
+    body = model_server.last_body
+    assert body["top_p"] == 0.5 and body["stop"] == ["\n"] and body["seed"] == 3 and body["max_tokens"] == 256
+
+
 def test_json_and_save(site, tmp_path):
     saved = tmp_path / "t.jsonl"
     done = nenyax(site, "try", "arith:add", "--policy", "reference", "--json", "--save", str(saved))
@@ -141,6 +129,9 @@ def test_json_and_save(site, tmp_path):
         (["try", "arith:nope", "--policy", "null"], "there is no 'nope'"),
         (["try", "arith:add", "--policy", "null", "--model", "openai:m"], "not both"),
         (["try", "arith:add", "--task", "add/0/999", "--policy", "null"], "is not a task"),
+        (["try", "arith:add", "--policy", "null", "--constrain"], "not both"),
+        (["try", "arith:add", "--param", "top_p"], "Write --param as KEY=VALUE"),
+        (["try", "arith:add", "--param", "top_q=1"], "Did you mean top_p"),
     ],
 )
 def test_try_user_mistakes(site, args, fragment):

@@ -44,6 +44,8 @@ class CallView:
     """None when neither token ids nor usage say."""
     completion_tokens: int | None
     latency_s: float
+    truncated: bool
+    """The reply was cut off at its token limit (finish reason ``length``), not ended by the model."""
 
     @classmethod
     def of(cls, call: ModelCall) -> CallView:
@@ -52,6 +54,7 @@ class CallView:
             prompt_tokens=_count(call.prompt_token_ids, call.usage.get("prompt_tokens")),
             completion_tokens=_count(call.completion_token_ids, call.usage.get("completion_tokens")),
             latency_s=call.latency_s,
+            truncated=call.finish_reason == "length",
         )
 
     @property
@@ -61,7 +64,11 @@ class CallView:
         def n(count: int | None) -> str:
             return "?" if count is None else str(count)
 
-        return f"{n(self.prompt_tokens)} prompt / {n(self.completion_tokens)} completion tokens, {self.latency_s:.2f} s"
+        cut = ", cut off at the token limit" if self.truncated else ""
+        return (
+            f"{n(self.prompt_tokens)} prompt / {n(self.completion_tokens)} completion tokens, "
+            f"{self.latency_s:.2f} s{cut}"
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -71,7 +78,8 @@ class TurnView:
     index: int
     """1-based."""
     observation: str | None
-    """The observation (None for a model call of a native loop, which has no step)."""
+    """The native observation, where the text shown to the model does not already hold it (None for a model
+    call of a native loop, which has no step)."""
     prompt: str | None
     """The user message(s) shown to the model before its reply, where they differ from the observation."""
     text: str | None
@@ -105,6 +113,8 @@ class EpisodeView:
     policy: str
     """``kind: name`` (the name is the kind when the policy has none)."""
     revision: str | None
+    system: str | None
+    """The system prompt a text policy was given (once per episode), where there was one."""
     turns: tuple[TurnView, ...]
     status: Status
     judged: bool
@@ -119,6 +129,18 @@ class EpisodeView:
     calls: int
     completion_tokens: int
     """Over every call whose count is known."""
+
+    @property
+    def tone(self) -> str:
+        """How the verdict looks: ``pass``, ``fail``, ``partial`` (scored, no pass/fail) or ``error`` (not judged).
+
+        Follows the judgment, not the status: an episode that ran fine (status ok) and failed is a fail.
+        """
+        if not self.judged:
+            return "error"
+        if self.passed is None:
+            return "partial"
+        return "pass" if self.passed else "fail"
 
     def verdict(self, sep: str) -> str:
         """``score 1<sep>passed``, ``score 0<sep>not passed``, ``score 0.5`` (judge undecided) or ``not judged``."""
@@ -140,22 +162,36 @@ def prompts_per_turn(traj: Trajectory) -> list[str]:
     return prompts
 
 
+def _info_value(value: Any, reply: str | None) -> str:
+    # An extracted answer that is the whole reply would print the reply twice.
+    if reply and isinstance(value, str) and value == reply.strip():
+        return "(the whole reply)"
+    return shown(value)
+
+
 def _step_turns(traj: Trajectory) -> list[TurnView]:
     calls, prompts = list(traj.model_calls), prompts_per_turn(traj)
     turns = []
     for index, step in enumerate(traj.steps, start=1):
-        observation = shown(step.observation)
+        observation: str | None = shown(step.observation)
         prompt = prompts[index - 1] if index - 1 < len(prompts) else None
+        if prompt is not None and observation is not None:
+            # Each text once: the prompt alone when it holds the observation verbatim, the observation
+            # alone when it was the whole prompt.
+            if prompt == observation:
+                prompt = None
+            elif observation in prompt:
+                observation = None
         call = calls[index - 1] if step.text is not None and index - 1 < len(calls) else None
         turns.append(
             TurnView(
                 index=index,
                 observation=observation,
-                prompt=prompt if prompt is not None and prompt != observation else None,
+                prompt=prompt,
                 text=step.text,
                 call=CallView.of(call) if call is not None else None,
                 action=shown(step.action) if step.text is None or step.action != step.text else None,
-                info=tuple((key, shown(value)) for key, value in step.info.items()),
+                info=tuple((key, _info_value(value, step.text)) for key, value in step.info.items()),
                 reward=step.reward,
                 ended="terminated" if step.terminated else "truncated" if step.truncated else "",
             )
@@ -191,6 +227,7 @@ def episode_view(traj: Trajectory) -> EpisodeView:
     policy = traj.policy
     judgment = traj.judgment
     counts = [CallView.of(c).completion_tokens for c in traj.model_calls]
+    systems = [str(m.get("content", "")) for m in traj.messages if m.get("role") == "system"]
     return EpisodeView(
         env_uri=traj.env_uri,
         mode=traj.mode.value,
@@ -198,6 +235,7 @@ def episode_view(traj: Trajectory) -> EpisodeView:
         seed=traj.seed,
         policy=f"{policy.kind}: {policy.name or policy.kind}",
         revision=policy.revision,
+        system="\n".join(systems) if systems else None,
         turns=tuple(_step_turns(traj) if traj.steps else _call_turns(traj)),
         status=traj.status,
         judged=judgment is not None,

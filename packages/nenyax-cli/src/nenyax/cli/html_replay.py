@@ -20,7 +20,9 @@ h1{font-size:1.3rem} dl{display:grid;grid-template-columns:max-content 1fr;gap:.
 dt{font-weight:600} dd{margin:0} .turn,.verdict{border:1px solid #d4d9e1;border-radius:8px;
 padding:.6rem 1rem;margin:1rem 0;background:#fff} .label{font-weight:600;margin-top:.5rem}
 pre{white-space:pre-wrap;word-break:break-word;background:#f3f5f8;padding:.5rem;border-radius:6px;margin:.2rem 0}
-.ok{border-color:#2e7d32} .bad{border-color:#c62828} .score{font-size:1.2rem;font-weight:700}
+.pass{border-color:#2e7d32;background:#f1f8f1} .fail,.error{border-color:#c62828;background:#fdf2f2}
+.partial{border-color:#b26a00;background:#fff8ec} .score{font-size:1.2rem;font-weight:700}
+.pass .score{color:#2e7d32} .fail .score,.error .score{color:#c62828} .partial .score{color:#b26a00}
 .dim{color:#66707f}
 """
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -49,6 +51,12 @@ def _embedded_json(traj: Trajectory) -> str:
 
 def _block(label: str, text: str, css: str = "") -> str:
     return f'<div class="label">{label}</div><pre{css}>{_e(text)}</pre>'
+
+
+def _system(view: EpisodeView) -> str:
+    if view.system is None:
+        return ""
+    return f'<section class="turn" id="system"><h2>system prompt</h2><pre>{_e(view.system)}</pre></section>'
 
 
 def _turns(view: EpisodeView) -> str:
@@ -86,8 +94,7 @@ def _verdict(view: EpisodeView) -> str:
         inner = f'<div class="score">not judged</div><p>No score: {_e(view.no_score or "")}.</p>'
     if view.error:
         inner += f"<pre>{_e(view.error)}</pre>"
-    ok = view.judged and view.status.trainable
-    return f'<section class="verdict {"ok" if ok else "bad"}"><h2>judgment · {view.status.value}</h2>{inner}</section>'
+    return f'<section class="verdict {view.tone}" id="verdict"><h2>judgment · {view.status.value}</h2>{inner}</section>'
 
 
 def render_html(traj: Trajectory) -> str:
@@ -105,7 +112,7 @@ def render_html(traj: Trajectory) -> str:
         "<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         f"<title>nenyax replay: {_e(view.env_uri)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>nenyax replay</h1><dl>{facts}</dl>{_turns(view)}{_verdict(view)}"
+        f"<h1>nenyax replay</h1><dl>{facts}</dl>{_system(view)}{_turns(view)}{_verdict(view)}"
         f'<script type="application/json" id="nenyax-trajectory">{_embedded_json(traj)}</script>'
         "</body></html>\n"
     )

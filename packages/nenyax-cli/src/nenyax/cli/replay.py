@@ -1,6 +1,8 @@
 """A readable terminal replay of one trajectory (colours off when piped or with NO_COLOR).
 
-What is shown comes from `nenyax.cli.episode_view`, the same view the HTML replay renders.
+What is shown comes from `nenyax.cli.episode_view`, the same view the HTML replay renders. On a
+terminal each turn is a panel; piped or redirected, the same sections are printed as plain lines
+that are never hard-wrapped, so a log keeps each text whole for grep and diff.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from nenyax.cli.episode_view import EpisodeView, episode_view
+from nenyax.cli.episode_view import EpisodeView, TurnView, episode_view
 from nenyax.cli.safe import safe_text
-from nenyax.core.contract.trajectory import Status, Trajectory
+from nenyax.core.contract.trajectory import Trajectory
 
-_STATUS_STYLE = {Status.OK: "green", Status.POLICY_ERROR: "yellow"}
+_TONE_STYLE = {"pass": "green", "fail": "red", "partial": "yellow", "error": "red"}
 
 
 def _text(value: str) -> Text:
@@ -25,45 +27,55 @@ def _text(value: str) -> Text:
     return safe_text(value)
 
 
+def _facts(view: EpisodeView) -> list[tuple[str, str]]:
+    revision = f"  revision {view.revision[:16]}" if view.revision else ""
+    return [
+        ("environment", f"{view.env_uri} ({view.mode} mode)"),
+        ("task", f"{view.task_id}  ({view.seed_text})"),
+        ("policy", view.policy + revision),
+    ]
+
+
 def header(view: EpisodeView) -> Table:
     """Who played what: environment, task, seed, policy."""
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("environment", _text(f"{view.env_uri} ({view.mode} mode)"))
-    table.add_row("task", _text(f"{view.task_id}  ({view.seed_text})"))
-    revision = f"  revision {view.revision[:16]}" if view.revision else ""
-    table.add_row("policy", _text(view.policy + revision))
+    for key, value in _facts(view):
+        table.add_row(key, _text(value))
     return table
+
+
+def _turn_rows(turn: TurnView) -> list[Text]:
+    rows: list[Text] = []
+    if turn.observation is not None:
+        rows += [Text("observation", style="bold cyan"), _text(turn.observation)]
+    if turn.prompt is not None:
+        rows += [Text("shown to the model", style="bold cyan"), _text(turn.prompt)]
+    if turn.text is not None or turn.call is not None:
+        label = "model" + (f"  ({turn.call.summary})" if turn.call else "")
+        rows.append(Text(label, style="bold magenta"))
+        rows += [_text(turn.text)] if turn.text is not None else []
+    if turn.action is not None:
+        rows += [Text("action", style="bold"), _text(turn.action)]
+    for key, value in turn.info:
+        rows += [Text(key, style="bold red" if key == "error" else "bold"), _text(value)]
+    return rows
+
+
+def _turn_title(turn: TurnView) -> str:
+    reward = f"  reward {turn.reward:g}" if turn.reward is not None else ""
+    return f"turn {turn.index}{reward}" + (f" {turn.ended}" if turn.ended else "")
 
 
 def turns(view: EpisodeView) -> list[Panel]:
     """One panel per turn: observation, what the model was shown, its reply (with token counts) and the action."""
-    panels = []
-    for turn in view.turns:
-        rows: list[Any] = []
-        if turn.observation is not None:
-            rows += [Text("observation", style="bold cyan"), _text(turn.observation)]
-        if turn.prompt is not None:
-            rows += [Text("shown to the model", style="bold cyan"), _text(turn.prompt)]
-        if turn.text is not None or turn.call is not None:
-            label = "model" + (f"  ({turn.call.summary})" if turn.call else "")
-            rows.append(Text(label, style="bold magenta"))
-            rows += [_text(turn.text)] if turn.text is not None else []
-        if turn.action is not None:
-            rows += [Text("action", style="bold"), _text(turn.action)]
-        for key, value in turn.info:
-            rows += [Text(key, style="bold red" if key == "error" else "bold"), _text(value)]
-        reward = f"  reward {turn.reward:g}" if turn.reward is not None else ""
-        title = f"turn {turn.index}{reward}" + (f" {turn.ended}" if turn.ended else "")
-        panels.append(Panel(Group(*rows), title=title, title_align="left"))
-    return panels
+    return [Panel(Group(*_turn_rows(turn)), title=_turn_title(turn), title_align="left") for turn in view.turns]
 
 
-def verdict(view: EpisodeView) -> Panel:
-    """The judgment (or why there is none), status, time and token totals."""
-    style = _STATUS_STYLE.get(view.status, "red")
-    rows: list[Any] = []
+def _verdict_rows(view: EpisodeView) -> list[Text]:
+    style = _TONE_STYLE[view.tone]
+    rows: list[Text] = []
     if view.judged:
         rows.append(Text(view.verdict("  "), style=f"bold {style}"))
         if view.feedback:
@@ -77,14 +89,42 @@ def verdict(view: EpisodeView) -> Panel:
     seconds = f"{view.seconds:.2f} s" if view.seconds is not None else "?"
     calls = f"{view.calls} model call(s), {view.completion_tokens} completion tokens"
     rows.append(Text(f"status {view.status.value}   {seconds}   {calls}"))
-    return Panel(Group(*rows), title="judgment", title_align="left", border_style=style)
+    return rows
+
+
+def verdict(view: EpisodeView) -> Panel:
+    """The judgment (or why there is none), coloured by the judgment itself, with status, time and tokens."""
+    border = _TONE_STYLE[view.tone]
+    return Panel(Group(*_verdict_rows(view)), title="judgment", title_align="left", border_style=border)
+
+
+def _print_plain(console: Console, view: EpisodeView) -> None:
+    def line(value: Any) -> None:
+        console.print(value, soft_wrap=True, crop=False, overflow="ignore")
+
+    for key, value in _facts(view):
+        line(Text(f"{key:<12} ", style="bold") + _text(value))
+    sections: list[tuple[str, list[Text], str]] = []
+    if view.system is not None:
+        sections.append(("system prompt", [_text(view.system)], "bold"))
+    sections += [(_turn_title(turn), _turn_rows(turn), "bold") for turn in view.turns]
+    sections.append(("judgment", _verdict_rows(view), f"bold {_TONE_STYLE[view.tone]}"))
+    for title, rows, style in sections:
+        line(Text(f"── {title}", style=style))
+        for row in rows:
+            line(row)
 
 
 def render(traj: Trajectory, console: Console | None = None) -> None:
-    """Print the whole replay."""
+    """Print the whole replay: panels on a terminal, plain unwrapped lines when piped."""
     console = console or Console()
     view = episode_view(traj)
+    if not console.is_terminal:
+        _print_plain(console, view)
+        return
     console.print(header(view))
+    if view.system is not None:
+        console.print(Panel(_text(view.system), title="system prompt", title_align="left", border_style="dim"))
     for panel in turns(view):
         console.print(panel)
     console.print(verdict(view))

@@ -13,6 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from nenyax.core.contract.trajectory import Judgment
+from nenyax.core.engine.answers import quoted
 from nenyax.core.errors import UsageError, VerifierFailure
 
 # Words are runs of letters and digits, keeping the inner punctuation of numbers and dates
@@ -31,7 +32,7 @@ def _verdict(ok: bool, answer: str, gold: Any, judge: str, how: str) -> Judgment
         score=1.0 if ok else 0.0,
         passed=ok,
         components={judge: 1.0 if ok else 0.0},
-        feedback=f"answered {answer!r}, expected {gold!r} ({how})",
+        feedback=f"answered {quoted(answer)}, expected {quoted(str(gold))} ({how})",
         judge=judge,
     )
 

@@ -25,6 +25,7 @@ from typing import Any
 from nenyax.adapters.datasets.deadline import DeadlineExceeded, call_with_deadline
 from nenyax.adapters.datasets.mathguard import TooLarge, check_size
 from nenyax.core.contract.trajectory import Judgment
+from nenyax.core.engine.answers import quoted
 from nenyax.core.errors import UsageError, VerifierFailure
 
 DEFAULT_TIMEOUT = 5.0
@@ -109,6 +110,6 @@ class MathJudge:
             score=1.0 if ok else 0.0,
             passed=ok,
             components={"math": 1.0 if ok else 0.0},
-            feedback=f"answered {answer!r}, expected {reference!r} ({how})",
+            feedback=f"answered {quoted(answer)}, expected {quoted(str(reference))} ({how})",
             judge="math",
         )

@@ -14,7 +14,7 @@ from nenyax.adapters.reasoning_gym.answers import reference_answer
 from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
 from nenyax.core.contract.trajectory import Judgment
 from nenyax.core.contract.uri import MAX_SEED
-from nenyax.core.engine.answers import ANSWER_RULES
+from nenyax.core.engine.answers import ANSWER_RULES, quoted
 from nenyax.core.engine.environment import StepEnvironment
 from nenyax.core.engine.qa import QuestionSession
 from nenyax.core.errors import BadURIError, VerifierFailure
@@ -163,7 +163,7 @@ class NativeScorer:
             score=score,
             passed=score >= 1.0,
             components={"native": score},
-            feedback=f"answered {answer!r}, {expected}",
+            feedback=f"answered {quoted(answer)}, {expected}",
             judge=f"reasoning_gym:{source}",
         )
 

@@ -8,10 +8,12 @@ import click
 import orjson
 
 from nenyax.cli.deadline import command_deadline
+from nenyax.cli.progress import bar
 from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.contract.uri import MAX_SEED
 from nenyax.core.tiers.check import DEFAULT_MARGIN, DEFAULT_SAMPLES, CheckReport, Outcome, check
+from nenyax.core.tiers.checks import CHECKS
 
 TIERS = [t.label for t in Tier if t is not Tier.NONE]
 _STYLE = {Outcome.PASSED: "green", Outcome.FAILED: "red", Outcome.SKIPPED: "yellow"}
@@ -20,21 +22,23 @@ _STYLE = {Outcome.PASSED: "green", Outcome.FAILED: "red", Outcome.SKIPPED: "yell
 def render_report(report: CheckReport) -> None:
     """Print the report as a table with the tier reached underneath."""
     from rich.console import Console
-    from rich.table import Table
 
     from nenyax.cli.safe import safe_text
+    from nenyax.cli.tables import Cell, print_table
 
     console = Console()
-    table = Table(title=safe_text(f"nenyax check {report.uri}"), title_justify="left")
-    table.add_column("check", no_wrap=True)
-    table.add_column("outcome", no_wrap=True)
-    table.add_column("time", justify="right")
-    table.add_column("evidence", overflow="fold")
-    for result in report.results:
-        outcome = f"[{_STYLE[result.outcome]}]{result.outcome.value}[/]"
+    rows: list[list[Cell]] = [
         # Evidence quotes the environment (observations, errors): data, never markup or terminal codes.
-        table.add_row(result.id, outcome, f"{result.seconds:.2f}s", safe_text(result.evidence))
-    console.print(table)
+        [
+            result.id,
+            f"[{_STYLE[result.outcome]}]{result.outcome.value}[/]",
+            f"{result.seconds:.2f}s",
+            safe_text(result.evidence),
+        ]
+        for result in report.results
+    ]
+    title = safe_text(f"nenyax check {report.uri}")
+    print_table(console, title, ["check", "outcome", "time", "evidence"], rows, wrap="evidence")
     label = report.tier.label if report.tier is not Tier.NONE else "none (not even connectable)"
     if report.floor is not None:
         floor = report.floor
@@ -72,15 +76,27 @@ def render_report(report: CheckReport) -> None:
     default=None,
     help="Seconds the whole check may take; past them it stops and exits 1.",
 )
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def check_command(
-    uri: str, as_json: bool, samples: int, margin: float, seed: int, require: str | None, timeout: float | None
+    uri: str,
+    as_json: bool,
+    samples: int,
+    margin: float,
+    seed: int,
+    require: str | None,
+    timeout: float | None,
+    quiet: bool,
 ) -> None:
     """Run URI's checks and print the highest tier it actually reaches.
 
     Tiers: connectable < evaluable < trainable < audited. A skipped check blocks its tier.
     """
-    with command_deadline(timeout, grace=0.0):
-        report = check(uri, samples=samples, seed=seed, margin=margin)
+    with command_deadline(timeout, grace=0.0), bar("checking", len(CHECKS), quiet or as_json) as advance:
+
+        def progress(check_id: str, done: int, total: int) -> None:
+            advance(n=1 if done else 0, note=check_id)
+
+        report = check(uri, samples=samples, seed=seed, margin=margin, progress=progress)
     if report.samples < samples:
         click.echo(
             f"Note: --samples {samples} is more than the environment's {report.samples} task(s); "

@@ -32,17 +32,20 @@ def run_conformance(kind: str, name: str, as_json: bool, strict: bool) -> None:
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2))
     else:
         from rich.console import Console
-        from rich.table import Table
 
         from nenyax.cli.safe import safe_text
+        from nenyax.cli.tables import Cell, print_table
 
-        table = Table(title=f"nenyax {kind}-check {name}", title_justify="left")
-        for column in ("check", "outcome", "findings"):
-            table.add_column(column, overflow="fold")
-        for o in report.outcomes:
-            outcome = "[red]failed[/]" if o.failed(strict) else "[green]passed[/]"
-            table.add_row(o.check.id, outcome, safe_text("\n".join(f.message for f in o.findings)))
-        Console().print(table)
+        rows: list[list[Cell]] = [
+            [
+                o.check.id,
+                "[red]failed[/]" if o.failed(strict) else "[green]passed[/]",
+                safe_text("\n".join(f.message for f in o.findings)),
+            ]
+            for o in report.outcomes
+        ]
+        title = safe_text(f"nenyax {kind}-check {name}")
+        print_table(Console(), title, ["check", "outcome", "findings"], rows, wrap="findings")
     sys.exit(1 if report.failed(strict) else 0)
 
 

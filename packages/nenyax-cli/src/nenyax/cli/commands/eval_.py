@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import time
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import click
 import orjson
 
 from nenyax.cli.eval_report import print_summary
+from nenyax.cli.progress import bar, prepare_model
 from nenyax.cli.run_config import apply_config, settings_to_options, stronger
 from nenyax.core import DEFAULT_MODEL, Endpoint, UsageError, load
 from nenyax.core.contract.trajectory import Trajectory, new_id
@@ -59,11 +61,13 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 )
 @click.option("--resume", type=click.Path(file_okay=False, path_type=Path), help="Finish the run in this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar or model-loading spinner.")
 @click.pass_context
 def eval_command(ctx: click.Context, **opts: Any) -> None:
     """Evaluate a model or policy on many tasks of URI and record every episode in a run directory."""
     resume: Path | None = opts.pop("resume")
     as_json: bool = opts.pop("as_json")
+    quiet: bool = opts.pop("quiet") or as_json
     if resume is not None:
         stored = _resume_settings(ctx, resume, opts)
         out = resume
@@ -89,13 +93,22 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
             click.echo(f"{settings['uri']}: {len(ids)} task(s) x {samples} sample(s) -> {out}", err=True)
             if done:
                 click.echo(f"resuming: {len(done)} episode(s) already recorded, {len(jobs)} to play", err=True)
+        if isinstance(player, Endpoint):
+            prepare_model(player, quiet)  # the load is its own wait, not the first episode's
         started = time.perf_counter()
-        with JsonlSink(jsonl) as sink:
+        with JsonlSink(jsonl) as sink, bar("episodes", len(jobs), quiet) as advance:
             pol = as_policy(player)
+            statuses: collections.Counter[str] = collections.Counter()
+
+            def on_episode(traj: Trajectory) -> None:
+                statuses[traj.status.value] += 1
+                advance(note="  ".join(f"{name} {n}" for name, n in sorted(statuses.items())))
+
             try:
-                played = run_sync(
-                    _run_and_close(env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"))
+                run = _run_and_close(
+                    env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"), on_episode
                 )
+                played = run_sync(run)
             except KeyboardInterrupt:
                 # Every finished episode is already on disk; say how to finish, then stop as an interrupt does.
                 click.echo(f"Interrupted: finish this run with `nenyax eval --resume {out}`.", err=True)
@@ -114,10 +127,12 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
 
 
 async def _run_and_close(
-    env: Any, pol: Any, jobs: list[Job], concurrency: int, sink: JsonlSink, timeout: Any
+    env: Any, pol: Any, jobs: list[Job], concurrency: int, sink: JsonlSink, timeout: Any, on_episode: Any
 ) -> list[Trajectory]:
     try:
-        return await run_jobs(env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout)
+        return await run_jobs(
+            env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout, on_episode=on_episode
+        )
     finally:
         aclose = getattr(pol, "aclose", None)
         if aclose is not None:

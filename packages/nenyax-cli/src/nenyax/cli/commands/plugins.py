@@ -31,20 +31,18 @@ def plugins_command(as_json: bool) -> None:
         click.echo(orjson.dumps({"plugins": rows, "failures": failures}, option=orjson.OPT_INDENT_2))
         return
     from rich.console import Console
-    from rich.table import Table
 
     from nenyax.cli.safe import safe_text
+    from nenyax.cli.tables import Cell, print_table
 
     console = Console()
-    table = Table(title="Installed nenyax plugins")
-    for column in ("kind", "name", "distribution"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("summary")
+    table: list[list[Cell]] = []
     for kind in KINDS:
         for row in (r for r in rows if r["kind"] == kind):
             dist = f"{row['distribution'] or '?'} {row['version'] or ''}".strip()
-            table.add_row(kind, safe_text(str(row["name"])), safe_text(dist), safe_text(row["summary"] or ""))
-    console.print(table)
+            table.append([kind, safe_text(str(row["name"])), safe_text(dist), safe_text(row["summary"] or "")])
+    columns = ["kind", "name", "distribution", "summary"]
+    print_table(console, "Installed nenyax plugins", columns, table, wrap="summary")
     for failure in failures:
         where = f"{failure['plugin']} ({failure['distribution'] or 'unknown'}): {failure['error']}"
         console.print(safe_text("failed to load ", style="red") + safe_text(where))

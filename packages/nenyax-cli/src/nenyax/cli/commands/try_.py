@@ -10,7 +10,9 @@ import click
 
 from nenyax.cli.deadline import command_deadline
 from nenyax.cli.exits import FAILURE, INTERRUPTED, SUCCESS
+from nenyax.cli.params import sampling_params
 from nenyax.cli.paths import check_writable
+from nenyax.cli.progress import prepare_model
 from nenyax.core import DEFAULT_MODEL, Endpoint, EpisodeInterrupted, Status, Trajectory, UsageError, load
 from nenyax.core.contract import serde
 from nenyax.core.contract.uri import MAX_SEED
@@ -32,11 +34,24 @@ from nenyax.core.engine.sinks import Sink
 )
 @click.option("--max-tokens", type=int, default=256, show_default=True, help="Most tokens per model reply.")
 @click.option("--temperature", type=float, default=0.7, show_default=True, help="Sampling temperature.")
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Another sampling parameter for the model (top_p=0.9, seed=3, min_tokens=100); repeatable.",
+)
+@click.option(
+    "--constrain",
+    is_flag=True,
+    help="Let the model reply only with one of the valid actions, where there are few (constrained decoding).",
+)
 @click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible server (openai provider).")
 @click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write an HTML replay.")
 @click.option("--json", "as_json", is_flag=True, help="Print the trajectory as JSON instead of the replay.")
 @click.option("--save", type=click.Path(dir_okay=False, path_type=Path), help="Append the trajectory to a JSONL file.")
+@click.option("--quiet", "-q", is_flag=True, help="No spinner while the model loads.")
 def try_command(
     uri: str,
     model: str | None,
@@ -46,21 +61,23 @@ def try_command(
     timeout: float | None,
     max_tokens: int,
     temperature: float,
+    params: tuple[str, ...],
+    constrain: bool,
     base_url: str | None,
     api_key_env: str | None,
     html_path: Path | None,
     as_json: bool,
     save: Path | None,
+    quiet: bool,
 ) -> None:
     """Play one episode of URI and show it: turns, model text, rewards and the judgment."""
-    if policy is not None and (model or base_url or api_key_env):
-        msg = "Pass either --policy or a model (--model, --base-url, --api-key-env), not both."
+    if policy is not None and (model or base_url or api_key_env or params or constrain):
+        msg = "Pass either --policy or a model (--model, --base-url, --api-key-env, --param, --constrain), not both."
         raise UsageError(msg)
     player: object = policy
     if policy is None:
-        player = Endpoint(
-            model, base_url=base_url, api_key_env=api_key_env, max_tokens=max_tokens, temperature=temperature
-        )
+        sampling = {"max_tokens": max_tokens, "temperature": temperature, **sampling_params(params)}
+        player = Endpoint(model, base_url=base_url, api_key_env=api_key_env, constrain=constrain, **sampling)
         player.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any episode
     for path, option in ((html_path, "--html"), (save, "--save")):
         if path is not None:
@@ -68,6 +85,8 @@ def try_command(
     env = load(uri)
     try:
         with command_deadline(timeout):
+            if isinstance(player, Endpoint):
+                prepare_model(player, quiet or as_json)  # its own wait, not the first call's latency
             traj = env.rollout(player, task=task, seed=seed, timeout=timeout)
     except EpisodeInterrupted as interrupt:
         traj = cast("Trajectory", interrupt.trajectory)  # Ctrl-C: what was played, status interrupted

@@ -32,6 +32,17 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 _BOXED = "\\boxed{"
 
 
+FEEDBACK_CLIP = 80
+"""How much of an answer a judge's feedback quotes (the whole answer is in the step's info)."""
+
+
+def quoted(answer: str, limit: int = FEEDBACK_CLIP) -> str:
+    """`answer` quoted for a feedback sentence, clipped with an ellipsis past `limit` characters."""
+    if len(answer) <= limit:
+        return repr(answer)
+    return repr(answer[: limit - 1]) + "\u2026"
+
+
 def last_boxed(text: str) -> str | None:
     """The content of the last ``\\boxed{...}`` (braces balanced), or None."""
     start = text.rfind(_BOXED)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -195,10 +195,13 @@ async def run_jobs(
     concurrency: int = 16,
     sink: JsonlSink | str | Path | None = None,
     timeout: float | None = None,
+    on_episode: Callable[[Trajectory], None] | None = None,
 ) -> list[Trajectory]:
     """Play exactly these episodes, at most `concurrency` at once, writing each to `sink` as it finishes.
 
     `run_many` is this with every sample of every task; a resumed run passes only the ones missing.
+    `on_episode` is called with each finished trajectory once it is written (a progress display);
+    it runs on the event loop, so it must be quick.
     """
     if not env.manifest.capabilities.concurrent_sessions:
         concurrency = 1
@@ -227,6 +230,8 @@ async def run_jobs(
             if out_sink is not None:
                 out_sink.write(traj)
             results[index] = traj
+            if on_episode is not None:
+                on_episode(traj)
             if index % 64 == 63:
                 # An episode that never waits (a synchronous env and policy) never yields to the loop:
                 # yield now and then, so an interrupt or a cancellation lands mid-run, not at its end.

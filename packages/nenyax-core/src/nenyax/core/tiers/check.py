@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 from nenyax.core.engine.sync import run_sync
 from nenyax.core.errors import UsageError
@@ -52,11 +53,14 @@ async def acheck(
     seed: int = 0,
     margin: float = DEFAULT_MARGIN,
     registry: Registry | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> TierReport:
     """Run every check on `uri`; user mistakes (bad URI, unknown format) raise `UsageError`.
 
     `samples` tasks are drawn (with `seed`) for the audit; `margin` is how far the reference's mean
-    score must be above the floor, the best of the null, random and constant policies.
+    score must be above the floor, the best of the null, random and constant policies. `progress`
+    is called as ``progress(check_id, done, total)`` before each check runs and once at the end
+    (``check_id`` empty, ``done == total``).
     """
     if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < math.inf:
         msg = f"--margin must be a non-negative number, got {margin!r}."
@@ -67,7 +71,9 @@ async def acheck(
     ctx = Context(uri=uri, samples=samples, seed=seed, registry=registry, margin=float(margin))
     results = []
     try:
-        for check_id, tier, fn, openenv in CHECKS:
+        for index, (check_id, tier, fn, openenv) in enumerate(CHECKS):
+            if progress is not None:
+                progress(check_id, index, len(CHECKS))
             started = time.perf_counter()
             try:
                 evidence, outcome = await fn(ctx), TierOutcome.PASSED
@@ -97,6 +103,8 @@ async def acheck(
     finally:
         if ctx.env is not None:
             ctx.env.close()
+    if progress is not None:
+        progress("", len(CHECKS), len(CHECKS))
     done = tuple(results)
     return TierReport(
         uri=uri,
@@ -117,6 +125,7 @@ def check(
     seed: int = 0,
     margin: float = DEFAULT_MARGIN,
     registry: Registry | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> TierReport:
     """Synchronous `acheck`."""
-    return run_sync(acheck(uri, samples=samples, seed=seed, margin=margin, registry=registry))
+    return run_sync(acheck(uri, samples=samples, seed=seed, margin=margin, registry=registry, progress=progress))

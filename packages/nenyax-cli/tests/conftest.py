@@ -1,0 +1,30 @@
+"""The fake `arith` adapter installed as a distribution on disk, shared by the CLI's tests.
+
+nenyax-cli's tests install no real adapter (the CLI depends on core alone): the adapter is core's
+in-memory fake, registered by entry point as a real plugin is; tests/ runs the CLI on real ones.
+"""
+
+import pytest
+
+from nenyax.testing.distributions import write_distribution
+
+ARITH_PLUGIN = """
+from nenyax.core.hookspecs import PluginSpec, hookimpl
+
+
+@hookimpl
+def nenyax_register_adapters():
+    return PluginSpec(kind="adapter", name="arith", factory="nenyax.testing.fakes:ArithAdapter", summary="fake")
+"""
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """A folder to put on PYTHONPATH: the `nenyax-arith` 1.0 distribution with its entry point."""
+    return write_distribution(
+        tmp_path_factory.mktemp("site"),
+        "nenyax-arith",
+        "1.0",
+        {"arith": "nenyax_arith_plugin"},
+        {"nenyax_arith_plugin": ARITH_PLUGIN},
+    )
