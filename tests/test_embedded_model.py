@@ -10,6 +10,7 @@ import openai
 
 from nenyax.core import Endpoint, Status, load
 from nenyax.core.models.proxy import RecordingProxy
+from nenyax.testing.signals import foreground_sigint
 
 
 def test_try_plays_an_episode_with_the_embedded_model_by_default():
@@ -126,20 +127,56 @@ def test_ctrl_c_during_the_embedded_models_reply_stops_try_within_two_seconds(tm
         "--save",
         str(saved),
     ]
+    import pty
+    import select
+
+    # On a pseudo-terminal the CLI says when the model has loaded: the signal then lands mid-reply, never mid-load.
+    leader, follower = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "nenyax.cli", *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        env={**env, "TERM": "xterm"},
+        preexec_fn=foreground_sigint,  # a test run started in the background would pass SIGINT on ignored
     )
-    time.sleep(6)  # imports and the model load (~2-3 s once converted), then well into the reply
-    assert proc.poll() is None, proc.communicate()
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    os.close(follower)
+    drawn = b""
+
+    def read_for(seconds, until_loaded=False):
+        """Read what the command draws for `seconds`; False once it closed the terminal."""
+        nonlocal drawn
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            ready, _, _ = select.select([leader], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the command closed the terminal
+                    return False
+                if not chunk:
+                    return False
+                drawn += chunk
+                if until_loaded and b"loaded in" in drawn:
+                    return True
+        return True
+
+    try:
+        assert read_for(300, until_loaded=True) and b"loaded in" in drawn, drawn.decode(errors="replace")[-2000:]
+        read_for(1.5)  # well into the reply
+        assert proc.poll() is None, drawn.decode(errors="replace")[-2000:]
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        read_for(30)  # to the end: the replay and the note, until the command closes the terminal
+        proc.wait(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:  # never leave a 4,000-token decode running after a failure
+            proc.kill()
+        os.close(leader)
+    err = drawn.decode(errors="replace")
     record = json.loads(saved.read_text().splitlines()[-1]) if saved.exists() and saved.read_text().strip() else None
-    assert time.monotonic() - sent < 2.5 and proc.returncode == 130, err
+    assert took < 2.5 and proc.returncode == 130, err[-2000:]
     assert record is not None and record["status"] == "interrupted"
 
 

@@ -12,6 +12,7 @@ import time
 import tomllib
 
 from nenyax.core import load_run
+from nenyax.testing.signals import foreground_sigint
 
 URI = "reasoning_gym:basic_arithmetic"
 
@@ -56,7 +57,9 @@ def test_kill_9_mid_run_then_resume_records_every_episode_exactly_once(tmp_path)
     run_dir, size, samples = tmp_path / "r", 20000, 2
     args = ["eval", f"{URI}?size={size}", "--policy", "reference", "--samples", str(samples), "--out", str(run_dir)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "nenyax.cli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [sys.executable, "-m", "nenyax.cli", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     jsonl = run_dir / "trajectories.jsonl"
     deadline = time.monotonic() + 300
@@ -134,7 +137,10 @@ def test_ctrl_c_names_the_resume_command_and_resume_finishes(tmp_path):
     run_dir, size = tmp_path / "r", 20000
     args = ["eval", f"{URI}?size={size}", "--policy", "reference", "--out", str(run_dir)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "nenyax.cli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [sys.executable, "-m", "nenyax.cli", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=foreground_sigint,  # a test run started in the background would pass SIGINT on ignored
     )
     jsonl = run_dir / "trajectories.jsonl"
     deadline = time.monotonic() + 300

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from nenyax.testing.distributions import write_distribution
+from nenyax.testing.signals import foreground_sigint
 
 SLOW = '''
 import os, time
@@ -77,10 +78,21 @@ def site(tmp_path_factory):
     )
 
 
-def start(site, mark, *args):
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def start(site, mark, *args, background=False):
+    """The CLI in a subprocess; `background`: with SIGINT ignored, as a shell starts `nenyax ... &`."""
     env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0", "SLOW_MARK": str(mark)}
     return subprocess.Popen(
-        [sys.executable, "-m", "nenyax.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-m", "nenyax.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        # Without this, a test run started in the background would pass SIGINT on to the CLI ignored.
+        preexec_fn=_ignore_sigint if background else foreground_sigint,
     )
 
 
@@ -140,9 +152,11 @@ def test_timeout_bounds_try_and_records_the_episode_as_timeout(site, tmp_path):
     assert json.loads(saved.read_text())["status"] == "timeout"
 
 
-def test_timeout_bounds_the_whole_check(site, tmp_path):
+@pytest.mark.parametrize("background", [False, True], ids=["foreground", "sigint-ignored"])
+def test_timeout_bounds_the_whole_check(site, tmp_path, background):
     began = time.monotonic()
-    proc = start(site, tmp_path / "mark", "check", "arith:add?delay=0.5&turns=20", "--timeout", "2", "--json")
+    args = ["check", "arith:add?delay=0.5&turns=20", "--timeout", "2", "--json"]
+    proc = start(site, tmp_path / "mark", *args, background=background)
     out, err = proc.communicate(timeout=60)
     assert time.monotonic() - began < 15
     assert proc.returncode == 1, err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import _thread
+import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +31,12 @@ def command_deadline(seconds: float | None, grace: float = GRACE_S) -> Iterator[
         yield
         return
     fired = threading.Event()
+    # `interrupt_main` does nothing while SIGINT is ignored, as it is for a command started in the
+    # background by a non-interactive shell (`nenyax check ... &`, nohup, some CI runners): the
+    # timeout must fire there too, so SIGINT is Python's own for the command's duration.
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def fire() -> None:
         fired.set()
@@ -47,3 +54,5 @@ def command_deadline(seconds: float | None, grace: float = GRACE_S) -> Iterator[
         raise
     finally:
         timer.cancel()
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)

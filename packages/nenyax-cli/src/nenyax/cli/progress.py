@@ -54,7 +54,7 @@ def prepare_model(endpoint: Any, quiet: bool) -> None:
 
     The first call's latency is then the call's own. Remote providers have nothing to load: no output.
     """
-    if not hasattr(endpoint, "prepare"):
+    if getattr(endpoint.provider, "prepare", None) is None:  # a remote server: nothing to load, no spinner
         return
     name = f"{endpoint.provider_name}:{endpoint.model}"
     if not watching(quiet):

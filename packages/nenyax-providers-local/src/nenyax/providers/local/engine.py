@@ -328,6 +328,10 @@ class Engine:
         # transformers 5 renamed the forward's `past_key_values` to `cache`; follow whichever exists.
         params = inspect.signature(model.forward).parameters
         self._cache_kwarg = "cache" if "cache" in params else "past_key_values"
+        # One tiny forward pass now: the first one in a process pays for torch's lazy set-up (thread
+        # pools, kernel selection), which belongs to loading, not to the first request's latency.
+        with torch.inference_mode():
+            model(input_ids=torch.tensor([[self._pad_id]], device=device))
         self.folder, self.converted, self.tokenizer = folder, converted, tokenizer
         self.load_seconds = time.perf_counter() - started
         self.model = model  # last: a non-None model means everything above is set
