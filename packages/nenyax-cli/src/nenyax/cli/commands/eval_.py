@@ -11,7 +11,7 @@ import click
 import orjson
 
 from nenyax.cli.eval_report import print_summary
-from nenyax.cli.progress import bar, prepare_model
+from nenyax.cli.progress import bar, prepare_model, watching
 from nenyax.cli.run_config import apply_config, settings_to_options, stronger
 from nenyax.core import DEFAULT_MODEL, Endpoint, UsageError, load
 from nenyax.core.contract.trajectory import Trajectory, new_id
@@ -105,8 +105,9 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
                 advance(note="  ".join(f"{name} {n}" for name, n in sorted(statuses.items())))
 
             try:
+                shown = on_episode if watching(quiet) else None  # nothing per episode on the hot path otherwise
                 run = _run_and_close(
-                    env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"), on_episode
+                    env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"), shown
                 )
                 played = run_sync(run)
             except KeyboardInterrupt:
