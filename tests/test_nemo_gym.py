@@ -5,15 +5,13 @@ it these tests skip, saying so.
 """
 
 import json
-import os
 import socket
-import subprocess
-import sys
 
 import pytest
 
 from nenyax.adapters.nemo_gym import launcher
 from nenyax.core import UsageError
+from nenyax.testing.cli import run_nenyax
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -24,21 +22,9 @@ def nemo_python():
         pytest.skip(str(exc))
 
 
-def _nenyax(*args, timeout=600):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "NENYAX_MODEL"))}
-    return subprocess.run(
-        [sys.executable, "-m", "nenyax.cli", *args],
-        capture_output=True,
-        text=True,
-        env={**env, "HF_HUB_OFFLINE": "1"},
-        timeout=timeout,
-        check=False,
-    )
-
-
 @pytest.mark.parametrize("server", ["mcqa", "reasoning_gym"])
 def test_check_reaches_audited_on_nemo_gyms_own_servers(server):
-    done = _nenyax("check", f"nemo_gym:{server}", "--json", "--require", "audited")
+    done = run_nenyax("check", f"nemo_gym:{server}", "--json", "--require", "audited")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["tier"] == "audited" and report["manifest"]["format_version"] == "0.4.0"
@@ -46,7 +32,7 @@ def test_check_reaches_audited_on_nemo_gyms_own_servers(server):
 
 @pytest.mark.parametrize("server", ["mcqa", "reasoning_gym"])
 def test_try_plays_an_episode_with_the_embedded_model(server):
-    done = _nenyax("try", f"nemo_gym:{server}", "--max-tokens", "24", "--json")
+    done = run_nenyax("try", f"nemo_gym:{server}", "--max-tokens", "24", "--json")
     assert done.returncode == 0, done.stderr
     traj = json.loads(done.stdout)
     assert traj["status"] == "ok" and traj["policy"]["name"] == "local:smollm2-135m"
@@ -64,10 +50,10 @@ def test_the_cli_says_a_server_is_down_in_one_line(tmp_path):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    done = _nenyax("try", f"nemo_gym:{url}?rows={rows}", "--policy", "null", timeout=120)
+    done = run_nenyax("try", f"nemo_gym:{url}?rows={rows}", "--policy", "null", timeout=120)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert url in done.stderr and len(done.stderr.strip().splitlines()) == 1
-    checked = _nenyax("check", f"nemo_gym:{url}?rows={rows}", "--json", timeout=120)
+    checked = run_nenyax("check", f"nemo_gym:{url}?rows={rows}", "--json", timeout=120)
     report = json.loads(checked.stdout)
     assert report["tier"] == "none" and report["results"][0]["outcome"] == "skipped"
     assert url in report["results"][0]["evidence"]

@@ -5,29 +5,16 @@ The servers serve the adapter's own test environments (packages/nenyax-adapters-
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from nenyax.testing.cli import run_nenyax
 
 ORS_TESTS = Path(__file__).parent.parent / "packages" / "nenyax-adapters-ors" / "tests"
 _spec = importlib.util.spec_from_file_location("nenyax_ors_test_servers", ORS_TESTS / "servers.py")
 servers = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(servers)
-
-
-def nenyax(*args, timeout=600):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "NENYAX_MODEL"))}
-    return subprocess.run(
-        [sys.executable, "-m", "nenyax.cli", *args],
-        capture_output=True,
-        text=True,
-        env={**env, "HF_HUB_OFFLINE": "1"},
-        timeout=timeout,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +31,7 @@ def openreward():
 
 
 def test_check_of_the_ors_sdk_math_env_is_audited(ors_sdk):
-    done = nenyax("check", f"ors:{ors_sdk.url}/mathenv", "--json", "--samples", "3")
+    done = run_nenyax("check", f"ors:{ors_sdk.url}/mathenv", "--json", "--samples", "3")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["tier"] == "audited"
@@ -52,13 +39,13 @@ def test_check_of_the_ors_sdk_math_env_is_audited(ors_sdk):
 
 
 def test_check_of_the_openreward_env_is_audited(openreward):
-    done = nenyax("check", f"ors:{openreward.url}/capitalenv", "--require", "audited")
+    done = run_nenyax("check", f"ors:{openreward.url}/capitalenv", "--require", "audited")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Tier: audited" in done.stdout
 
 
 def test_try_plays_an_episode_with_the_embedded_model_through_a_terminal_tool(ors_sdk):
-    done = nenyax(
+    done = run_nenyax(
         "try",
         f"ors:{ors_sdk.url}/mathenv?terminal_tool=submit&max_turns=1",
         "--max-tokens",
@@ -81,7 +68,7 @@ def test_try_plays_an_episode_with_the_embedded_model_through_a_terminal_tool(or
 
 
 def test_try_with_the_embedded_model_classifies_a_reply_without_a_tool_call(ors_sdk):
-    done = nenyax("try", f"ors:{ors_sdk.url}/mathenv?max_turns=2", "--max-tokens", "24", "--json")
+    done = run_nenyax("try", f"ors:{ors_sdk.url}/mathenv?max_turns=2", "--max-tokens", "24", "--json")
     traj = json.loads(done.stdout)
     assert done.returncode == (0 if traj["status"] == "ok" else 1), done.stderr
     assert traj["status"] in ("ok", "policy_error") and traj["model_calls"]
@@ -91,7 +78,7 @@ def test_try_with_the_embedded_model_classifies_a_reply_without_a_tool_call(ors_
 
 
 def test_try_on_the_openreward_env_sends_the_plain_reply_to_its_terminal_tool(openreward):
-    done = nenyax("try", f"ors:{openreward.url}/capitalenv?max_turns=2", "--max-tokens", "16", "--json")
+    done = run_nenyax("try", f"ors:{openreward.url}/capitalenv?max_turns=2", "--max-tokens", "16", "--json")
     traj = json.loads(done.stdout)
     assert traj["status"] in ("ok", "policy_error"), done.stderr
     if traj["status"] == "ok":
@@ -100,12 +87,12 @@ def test_try_on_the_openreward_env_sends_the_plain_reply_to_its_terminal_tool(op
 
 def test_a_server_that_is_down_is_one_sentence_for_try_and_a_skip_for_check():
     url = f"http://127.0.0.1:{servers.free_port()}"
-    done = nenyax("try", f"ors:{url}/mathenv", "--policy", "reference")
+    done = run_nenyax("try", f"ors:{url}/mathenv", "--policy", "reference")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert (
         done.stderr.strip() == f"Error: Cannot reach the ORS server at {url} (connection refused); is it running there?"
     )
-    done = nenyax("check", f"ors:{url}/mathenv", "--json")
+    done = run_nenyax("check", f"ors:{url}/mathenv", "--json")
     report = json.loads(done.stdout)
     assert report["tier"] == "none" and report["results"][0]["outcome"] == "skipped"
     assert url in report["results"][0]["evidence"]

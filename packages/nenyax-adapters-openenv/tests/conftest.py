@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nenyax.core import PolicyInfo
+from nenyax.testing.fakes import ScriptedChat
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -28,21 +28,6 @@ def own_server():
     running = Servers("seeded")
     yield running
     running.stop()
-
-
-class ScriptedChat:
-    """A text policy replying from a script: stands in for a chat model (the model runs in the integration suite)."""
-
-    info = PolicyInfo(kind="callable", name="scripted-chat")
-    speaks_text = True
-
-    def __init__(self, reply):
-        self.reply = reply
-        self.seen = []
-
-    async def act(self, turn):
-        self.seen.append([dict(m) for m in turn.messages])
-        return self.reply(turn) if callable(self.reply) else self.reply
 
 
 @pytest.fixture

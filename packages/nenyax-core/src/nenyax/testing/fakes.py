@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
-from nenyax.core.contract.trajectory import Judgment, Step
+from nenyax.core.contract.trajectory import Judgment, PolicyInfo, Step
 from nenyax.core.contract.uri import EnvURI
 from nenyax.core.engine.environment import StepEnvironment
 from nenyax.core.engine.session import Session
@@ -239,3 +239,24 @@ class UnreachableAdapter(ArithAdapter):
     def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
         msg = "Cannot reach the server at http://127.0.0.1:9 (connection refused)."
         raise InfraFailure(msg)
+
+
+class ScriptedChat:
+    """A text policy replying from a script (a string, or a function of the `Turn`), standing in for a chat model.
+
+    For tests that need exact replies (valid, malformed, out of range), which no real model gives on
+    demand; it keeps every transcript it was shown in `seen`.
+    """
+
+    info = PolicyInfo(kind="callable", name="scripted-chat")
+    speaks_text = True
+
+    def __init__(self, reply: Any) -> None:
+        """`reply`: the text to answer every turn with, or ``reply(turn) -> str``."""
+        self.reply = reply
+        self.seen: list[list[dict[str, Any]]] = []
+
+    async def act(self, turn: Any) -> str:
+        """Record the transcript and answer from the script."""
+        self.seen.append([dict(m) for m in turn.messages])
+        return self.reply(turn) if callable(self.reply) else self.reply  # type: ignore[no-any-return]
