@@ -92,6 +92,14 @@ def _server_venvs(session: nox.Session, packages: set[str] | list[str]) -> dict[
     return found
 
 
+def _release_on_ci(session: nox.Session) -> None:
+    """On CI, delete a finished session's virtualenv: a full run builds some 20 of them (about 14 GB in all),
+    and a clean clone never reuses them, so the run's peak disk use stays that of its largest session.
+    """
+    if os.environ.get("CI"):
+        shutil.rmtree(session.virtualenv.location, ignore_errors=True)
+
+
 @nox.session(python=PYTHON)
 @nox.parametrize("package", list(PACKAGES))
 def tests(session: nox.Session, package: str) -> None:
@@ -102,6 +110,7 @@ def tests(session: nox.Session, package: str) -> None:
     env = {**ENV, **_server_venvs(session, [package])}
     session.chdir(PACKAGES[package])
     session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=env)
+    _release_on_ci(session)
 
 
 @nox.session(python=PYTHON, name="openenv-core-0.3")
@@ -117,6 +126,7 @@ def openenv_core_0_3(session: nox.Session) -> None:
     session.install(*group, "openenv-core==0.3.0", *CONSTRAINTS)
     session.chdir(PACKAGES[package])
     session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=ENV)
+    _release_on_ci(session)
 
 
 def _ensure_chromium(session: nox.Session) -> None:
@@ -139,12 +149,14 @@ def integration(session: nox.Session) -> None:
     session.install("pytest>=8", "build", "hatchling", *groups, *CONSTRAINTS)
     env = {**ENV, **_server_venvs(session, list(PACKAGES))}
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", *session.posargs, env=env)
+    _release_on_ci(session)
 
 
-def _build_wheels(session: nox.Session) -> Path:
+def _build_wheels(session: nox.Session, packages: set[str] | None = None) -> Path:
+    """The wheels of `packages` (default: every distribution), built without their dependencies."""
     out = Path(session.create_tmp()) / "wheels"
-    for path in PACKAGES.values():
-        session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(path))
+    for name in sorted(packages if packages is not None else PACKAGES):
+        session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(PACKAGES[name]))
     return out
 
 
@@ -155,13 +167,14 @@ def wheels(session: nox.Session) -> None:
     session.install(*sorted(str(w) for w in out.glob("*.whl")), *CONSTRAINTS)
     session.run("nenyax", "plugins", "--json", env=ENV)
     session.run("nenyax", "check", "reasoning_gym:basic_arithmetic", "--require", "audited", env=ENV)
+    _release_on_ci(session)
 
 
 @nox.session(python=PYTHON, name="wheel-alone")
 @nox.parametrize("package", list(PACKAGES))
 def wheel_alone(session: nox.Session, package: str) -> None:
     """One distribution's wheel installs with only what it declares, and its modules import."""
-    out = _build_wheels(session)
+    out = _build_wheels(session, _local_closure(package))  # its first-party dependencies come as wheels too
     session.install("--find-links", str(out), package, *CONSTRAINTS)
     src = PACKAGES[package] / "src"
     modules = []
@@ -173,6 +186,7 @@ def wheel_alone(session: nox.Session, package: str) -> None:
         modules.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     probe = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)"
     session.run("python", "-c", probe, *modules, env=ENV)
+    _release_on_ci(session)
 
 
 # The direct dependencies the type checker reads types from; the heavy format libraries stay out (Any).
