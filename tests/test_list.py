@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -39,7 +40,7 @@ def test_gymnasium_lists_the_registry_and_what_an_imported_module_registers(tmp_
     done = nenyax("list", "gymnasium", "--json", "--import", "nenyax_list_envs", env={"PYTHONPATH": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     items = {i["uri"]: i["description"] for i in json.loads(done.stdout)["gymnasium"]}
-    assert set(items) == {f"gymnasium:{e}" for e in gym.registry} | {"gymnasium:NenyaxListed-v0"}
+    assert {uri.rsplit(":", 1)[1] for uri in items} == set(gym.registry) | {"NenyaxListed-v0"}
     assert items["gymnasium:CartPole-v1"] == "gymnasium.envs.classic_control.cartpole:CartPoleEnv"
     missing = nenyax("list", "gymnasium", "--import", "no_such_module_here")
     assert missing.returncode == 2 and "no_such_module_here" in missing.stderr and "Traceback" not in missing.stderr
@@ -69,3 +70,27 @@ def test_list_without_an_adapter_names_every_installed_one_and_an_unknown_one_is
     assert "reasoning_gym: " in done.stdout and "gymnasium: " in done.stdout
     wrong = nenyax("list", "reasoning_gm")
     assert wrong.returncode == 2 and "Did you mean 'reasoning_gym'" in wrong.stderr
+
+
+def test_list_shows_the_tier_check_last_measured_and_marks_one_from_other_versions(tmp_path):
+    cache = {"NENYAX_CACHE_DIR": str(tmp_path)}
+    checked = nenyax("check", "reasoning_gym:basic_arithmetic", "--samples", "8", "--json", env=cache)
+    assert checked.returncode == 0, checked.stderr
+    tier = json.loads(checked.stdout)["tier"]
+    listed = nenyax("list", "reasoning_gym", "arith", "--json", env=cache)
+    [item] = [i for i in json.loads(listed.stdout)["reasoning_gym"] if i["uri"] == "reasoning_gym:basic_arithmetic"]
+    assert item["tier"] == tier and item["stale_tier"] is None and item["checked"]
+    text = nenyax("list", "reasoning_gym", "arith", env=cache).stdout
+    assert re.search(rf"reasoning_gym:basic_arithmetic +\[{tier}\] +Dataset", text), text
+    # Measured by other code, it is no evidence about this code: shown as stale, not as the tier.
+    [record] = (tmp_path / "checks").iterdir()
+    data = json.loads(record.read_text())
+    record.write_text(json.dumps({**data, "versions": {"nenyax-core": "0.0.0"}}))
+    [item] = [
+        i
+        for i in json.loads(nenyax("list", "reasoning_gym", "basic_arith", "--json", env=cache).stdout)["reasoning_gym"]
+    ]
+    assert item["tier"] is None and item["stale_tier"] == tier
+    assert f"[{tier}?]" in nenyax("list", "reasoning_gym", "basic_arith", env=cache).stdout
+    untouched = nenyax("list", "reasoning_gym", "leg_counting", "--json", env=cache)
+    assert [i["tier"] for i in json.loads(untouched.stdout)["reasoning_gym"]] == [None]

@@ -96,3 +96,19 @@ def test_a_manifest_that_changes_between_processes_is_not_trainable():
     fresh = next(r for r in report.results if r.id == "trainable/fresh-process")
     assert fresh.outcome is Outcome.FAILED and "manifest digest differs" in fresh.evidence
     assert report.tier is Tier.EVALUABLE
+
+
+def test_every_episode_a_check_plays_reaches_on_episode():
+    seen = []
+    report = check("arith:add?size=5", registry=_registry(), on_episode=seen.append)
+    assert report.tier is Tier.AUDITED
+    by_player = {}
+    for traj in seen:
+        by_player.setdefault(traj.policy.name, []).append(traj)
+    # The reference played each sampled task once (episodes several checks compare are played once).
+    assert sorted(t.task_id for t in by_player["reference"]) == sorted({t.task_id for t in by_player["reference"]})
+    assert len(by_player["reference"]) == report.samples == 5
+    # The deliberate failures are recorded with their status, named for what they were.
+    assert by_player["check probe: a raising policy"][0].status.value == "policy_error"
+    assert by_player["check probe: an infrastructure outage"][0].status.value == "infra_error"
+    assert any(name.startswith("check probe: a constant answer") for name in by_player)

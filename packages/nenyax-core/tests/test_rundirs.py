@@ -11,8 +11,16 @@ import attrs
 import pytest
 
 from nenyax.core import load_run
+from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Judgment, Status
-from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, nenyax_versions, read_config, write_summary
+from nenyax.core.engine.rundirs import (
+    TRAJECTORIES,
+    create_run,
+    nenyax_versions,
+    read_config,
+    record_manifest,
+    write_summary,
+)
 from nenyax.core.engine.runner import Job, run_jobs
 from nenyax.core.engine.sinks import Sink
 from nenyax.core.engine.summary import pass_at_k, summarize
@@ -101,8 +109,10 @@ def test_a_secret_is_never_written(env, tmp_path):
 def test_a_used_directory_is_refused_and_a_missing_one_is_not_a_run(env, tmp_path):
     (tmp_path / "used").mkdir()
     (tmp_path / "used" / "x").write_text("x")
-    with pytest.raises(UsageError, match="--resume"):
+    with pytest.raises(UsageError, match="already holds files; name a new directory"):
         create_run(tmp_path / "used", {"uri": env.uri}, env.manifest)
+    with pytest.raises(UsageError, match="or finish it with --resume"):  # the command says what it offers instead
+        create_run(tmp_path / "used", {"uri": env.uri}, env.manifest, if_taken="or finish it with --resume")
     with pytest.raises(UsageError, match="not a run directory"):
         load_run(tmp_path / "nothing")
 
@@ -115,3 +125,13 @@ def test_an_unfinished_run_has_no_summary_and_drops_a_cut_line(env, tmp_path):
         f.write(b'{"env_uri": "arith:add", "cut')  # a write killed half way
     run = load_run(tmp_path / "r")
     assert run.summary is None and len(run.trajectories) == 1
+
+
+def test_a_run_started_before_its_environment_loaded_records_the_manifest_later(env, tmp_path):
+    config = create_run(tmp_path / "r", {"uri": env.uri, "command": "check"}, None)
+    assert config.manifest_digest is None and read_config(tmp_path / "r").manifest_digest is None
+    record_manifest(tmp_path / "r", env.manifest)
+    again = read_config(tmp_path / "r")
+    assert again.manifest_digest == serde.digest(env.manifest) and again.recorded["format"] == env.manifest.format
+    assert again.settings == {"uri": env.uri, "command": "check"} and again.versions == nenyax_versions()
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["run.toml"]  # no partial file left behind

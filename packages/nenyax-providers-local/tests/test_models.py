@@ -18,7 +18,14 @@ from nenyax.core import Endpoint, load
 from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.errors import UsageError
 from nenyax.providers.local import models
-from nenyax.providers.local.cache import ABANDONED_AFTER_S, cache_root, publish_once, sha256_file, weights_digest
+from nenyax.providers.local.cache import (
+    ABANDONED_AFTER_S,
+    cache_root,
+    models_dir,
+    publish_once,
+    sha256_file,
+    weights_digest,
+)
 from nenyax.providers.local.convert import MANIFEST
 from nenyax.providers.local.provider import LocalProvider
 
@@ -80,15 +87,10 @@ def test_missing_weights_package_stops_a_rollout_with_exit_code_2(monkeypatch):
     assert info.value.exit_code == 2
 
 
-def test_cache_location_follows_the_environment(monkeypatch, tmp_path):
-    monkeypatch.delenv("NENYAX_CACHE_DIR", raising=False)
-    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert cache_root() == tmp_path / "home" / ".cache" / "nenyax"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert cache_root() == tmp_path / "xdg" / "nenyax"
+def test_converted_models_live_in_the_shared_user_cache(monkeypatch, tmp_path):
+    # The folder's rules (NENYAX_CACHE_DIR, XDG_CACHE_HOME, ~/.cache) are core's: tests/test_cached.py there.
     monkeypatch.setenv("NENYAX_CACHE_DIR", str(tmp_path / "mine"))
-    assert cache_root() == tmp_path / "mine"
+    assert models_dir() == cache_root() / "models" == tmp_path / "mine" / "models"
 
 
 def test_the_conversion_is_cached_under_the_gguf_hash(engine):

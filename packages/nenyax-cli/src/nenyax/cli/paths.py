@@ -33,3 +33,19 @@ def check_writable(path: Path, option: str) -> None:
     if not existed:
         with contextlib.suppress(OSError):
             path.unlink()
+
+
+def check_run_dir(path: Path, option: str) -> None:
+    """Raise `UsageError` unless `path` can become a new run directory: absent or empty, and writable."""
+    if path.exists() and not path.is_dir():
+        msg = (
+            f"{option} {path} is a file; name a new folder for the run (or a .jsonl file to append to, where offered)."
+        )
+        raise UsageError(msg)
+    if path.is_dir() and any(path.iterdir()):
+        msg = f"{option} {path} already holds files; name a new folder (a run is never written over)."
+        raise UsageError(msg)
+    if path.is_dir():
+        check_writable(path / "run.toml", option)  # the folder exists: may a file be made in it?
+    else:
+        check_writable(path, option)  # asks the OS whether `path` can be made (and names it, not run.toml)

@@ -125,7 +125,9 @@ def _row(index: int, traj: Trajectory) -> dict[str, object]:
     view = episode_view(traj)
     tokens_in, tokens_out = tokens(traj)
     replies = " ".join(turn.text for turn in view.turns if turn.text)[:400]
-    text = " ".join(str(x) for x in (view.task_id, view.status.value, view.feedback, view.error or "", replies))
+    # The player is searchable: a `check --save` run mixes the reference, the null policy and the probes.
+    facts = (traj.policy.name, view.task_id, view.status.value, view.feedback, view.error or "", replies)
+    text = " ".join(str(x) for x in facts)
     return {
         "i": index,
         "task": view.task_id or "",

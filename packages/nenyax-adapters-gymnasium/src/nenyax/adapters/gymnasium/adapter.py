@@ -43,12 +43,22 @@ class GymnasiumAdapter:
 
     def listing(self, where: str | None = None) -> list[Listing]:
         """Every registered env id (modules imported before, e.g. ``nenyax list --import ale_py``, included),
-        described by its entry point; `where` filters ids by substring."""
+        described by its entry point; `where` filters ids by substring.
+
+        An id whose env lives in another package is listed under that package
+        (``gymnasium:minigrid:MiniGrid-Empty-5x5-v0``): a new process knows it only once the package is
+        imported, so the bare id would not load.
+        """
         return [
-            Listing(uri=f"gymnasium:{env_id}", description=_entry_point(gym.registry[env_id].entry_point))
+            Listing(uri=_uri(env_id), description=_entry_point(gym.registry[env_id].entry_point))
             for env_id in self.env_ids()
             if not where or where.lower() in env_id.lower()
         ]
+
+
+def _uri(env_id: str) -> str:
+    package = _entry_point(gym.registry[env_id].entry_point).partition(":")[0].split(".")[0]
+    return f"gymnasium:{env_id}" if package in ("", "gymnasium") else f"gymnasium:{package}:{env_id}"
 
 
 def _entry_point(entry: Any) -> str:

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 import orjson
 
 from nenyax.cli.deadline import command_deadline
+from nenyax.cli.paths import check_run_dir
 from nenyax.cli.progress import bar
 from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.contract.uri import MAX_SEED
+from nenyax.core.engine.rundirs import CHECK_REPORT, TRAJECTORIES, create_run, record_manifest
+from nenyax.core.engine.sinks import JsonlSink
+from nenyax.core.tiers.cached import remember
 from nenyax.core.tiers.check import DEFAULT_MARGIN, DEFAULT_SAMPLES, CheckReport, Outcome, check
 from nenyax.core.tiers.checks import CHECKS
 
@@ -76,6 +81,11 @@ def render_report(report: CheckReport) -> None:
     default=None,
     help="Seconds the whole check may take; past them it stops and exits 1.",
 )
+@click.option(
+    "--save",
+    type=click.Path(path_type=Path),
+    help="Record every episode the checks play in a new run directory (run.toml, trajectories.jsonl, check.json).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def check_command(
     uri: str,
@@ -85,18 +95,41 @@ def check_command(
     seed: int,
     require: str | None,
     timeout: float | None,
+    save: Path | None,
     quiet: bool,
 ) -> None:
     """Run URI's checks and print the highest tier it actually reaches.
 
     Tiers: connectable < evaluable < trainable < audited. A skipped check blocks its tier.
     """
-    with command_deadline(timeout, grace=0.0), bar("checking", len(CHECKS), quiet or as_json) as advance:
+    sink = None
+    if save is not None:
+        check_run_dir(save, "--save")
+        settings = {"uri": uri, "command": "check", "samples": samples, "seed": seed, "margin": margin}
+        create_run(save, settings, None)  # the manifest's digest is added once the environment has loaded
+        sink = JsonlSink(save / TRAJECTORIES)
+    try:
+        with command_deadline(timeout, grace=0.0), bar("checking", len(CHECKS), quiet or as_json) as advance:
 
-        def progress(check_id: str, done: int, total: int) -> None:
-            advance(n=1 if done else 0, note=check_id)
+            def progress(check_id: str, done: int, total: int) -> None:
+                advance(n=1 if done else 0, note=check_id)
 
-        report = check(uri, samples=samples, seed=seed, margin=margin, progress=progress)
+            report = check(
+                uri,
+                samples=samples,
+                seed=seed,
+                margin=margin,
+                progress=progress,
+                on_episode=sink.write if sink is not None else None,
+            )
+    finally:
+        if sink is not None:
+            sink.close()  # every episode played so far stays on disk, even when the check was stopped
+    remember(report)  # what `nenyax list` shows as the tier measured
+    if save is not None:
+        if report.manifest is not None:
+            record_manifest(save, report.manifest)
+        (save / CHECK_REPORT).write_bytes(orjson.dumps(serde.to_data(report), option=orjson.OPT_INDENT_2) + b"\n")
     if report.samples < samples:
         click.echo(
             f"Note: --samples {samples} is more than the environment's {report.samples} task(s); "
@@ -107,6 +140,8 @@ def check_command(
         click.echo(orjson.dumps(serde.to_data(report), option=orjson.OPT_INDENT_2))
     else:
         render_report(report)
+        if save is not None:
+            click.echo(f"Episodes saved to {save}/ (open them with `nenyax view {save}`)")
     if require is not None:
         sys.exit(0 if report.tier >= Tier[require.upper()] else 1)
     # Nothing measured (not even connectable, e.g. a server that cannot be reached) is no success either.

@@ -84,7 +84,13 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
         samples = settings["samples"]
         jsonl = out / TRAJECTORIES
         if stored is None:
-            create_run(out, settings, env.manifest, extra={"task_count": len(ids)})
+            create_run(
+                out,
+                settings,
+                env.manifest,
+                extra={"task_count": len(ids)},
+                if_taken=f"name a new directory with --out, or finish that run with --resume {out}",
+            )
             done: list[Any] = []
         else:
             done = list(read_trajectories(jsonl)) if jsonl.exists() else []

@@ -8,7 +8,9 @@ import click
 import orjson
 
 from nenyax.core import UsageError
+from nenyax.core.engine.rundirs import nenyax_versions
 from nenyax.core.plugins.registry import default_registry
+from nenyax.core.tiers.cached import recall
 
 
 @click.command("list")
@@ -23,7 +25,10 @@ from nenyax.core.plugins.registry import default_registry
 )
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 def list_command(adapter: str | None, where: str | None, imports: tuple[str, ...], as_json: bool) -> None:
-    """List the environments ADAPTER (default: every adapter) can load; WHERE narrows it (a name part, a folder)."""
+    """List the environments ADAPTER (default: every adapter) can load; WHERE narrows it (a name part, a folder).
+
+    Each shows, in brackets, the tier nenyax check last measured for it on this machine, if one did.
+    """
     for module in imports:
         try:
             importlib.import_module(module)
@@ -34,14 +39,17 @@ def list_command(adapter: str | None, where: str | None, imports: tuple[str, ...
     names = [adapter] if adapter else registry.names("adapter")
     if adapter:
         registry.get("adapter", adapter)  # an unknown name fails here, with suggestions
-    result: dict[str, list[dict[str, str]] | None] = {}
+    result: dict[str, list[dict[str, str | None]] | None] = {}
+    versions = nenyax_versions()
     for name in names:
         instance = registry.create("adapter", name)
         lister = getattr(instance, "listing", None)
         if lister is None:
             result[name] = None  # this adapter cannot say what it can load: its URIs name a server or a path
             continue
-        result[name] = [{"uri": item.uri, "description": item.description} for item in lister(where)]
+        result[name] = [
+            {"uri": i.uri, "description": i.description, **_measured(i.uri, versions)} for i in lister(where)
+        ]
     if as_json:
         click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
         return
@@ -50,6 +58,30 @@ def list_command(adapter: str | None, where: str | None, imports: tuple[str, ...
             click.echo(f"{name}: cannot list what it loads (see its README for its URIs)")
             continue
         click.echo(f"{name}: {len(items)} environment(s)")
-        width = max((len(item["uri"]) for item in items), default=0)
+        width = max((len(str(item["uri"])) for item in items), default=0)
+        tiers = max((len(_tier_column(item)) for item in items), default=0)
         for item in items:
-            click.echo(f"  {item['uri']:<{width}}  {item['description']}".rstrip())
+            click.echo(f"  {item['uri']:<{width}}  {_tier_column(item):<{tiers}}{item['description']}".rstrip())
+    if any(item["tier"] or item["stale_tier"] for items in result.values() for item in items or ()):
+        click.echo("[tier] is what `nenyax check` last measured here; [tier?] was measured by other nenyax versions.")
+
+
+def _measured(uri: str, versions: dict[str, str]) -> dict[str, str | None]:
+    """The tier `nenyax check` last measured for `uri`; one measured by other versions is only `stale_tier`."""
+    cached = recall(uri, versions)
+    if cached is None:
+        return {"tier": None, "stale_tier": None, "checked": None}
+    tier = cached.tier.label
+    return {
+        "tier": tier if cached.current else None,
+        "stale_tier": None if cached.current else tier,
+        "checked": cached.checked,
+    }
+
+
+def _tier_column(item: dict[str, str | None]) -> str:
+    if item["tier"]:
+        return f"[{item['tier']}] "
+    if item["stale_tier"]:
+        return f"[{item['stale_tier']}?] "
+    return ""

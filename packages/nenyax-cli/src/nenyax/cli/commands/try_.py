@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import click
 
 from nenyax.cli.deadline import command_deadline
 from nenyax.cli.exits import FAILURE, INTERRUPTED, SUCCESS
 from nenyax.cli.params import sampling_params
-from nenyax.cli.paths import check_writable
+from nenyax.cli.paths import check_run_dir, check_writable
 from nenyax.cli.progress import prepare_model
 from nenyax.core import DEFAULT_MODEL, Endpoint, EpisodeInterrupted, Status, Trajectory, UsageError, load
 from nenyax.core.contract import serde
 from nenyax.core.contract.uri import MAX_SEED
 from nenyax.core.engine.policies import BUILTIN_POLICIES
+from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, write_summary
 from nenyax.core.engine.sinks import Sink
+from nenyax.core.engine.summary import summarize
 
 
 @click.command("try")
@@ -50,7 +53,12 @@ from nenyax.core.engine.sinks import Sink
 @click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write an HTML replay.")
 @click.option("--json", "as_json", is_flag=True, help="Print the trajectory as JSON instead of the replay.")
-@click.option("--save", type=click.Path(dir_okay=False, path_type=Path), help="Append the trajectory to a JSONL file.")
+@click.option(
+    "--save",
+    type=click.Path(path_type=Path),
+    help="Save the episode as a run directory (run.toml, trajectories.jsonl, summary.json), "
+    "or append it to PATH if PATH ends in .jsonl.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No spinner while the model loads.")
 def try_command(
     uri: str,
@@ -75,14 +83,19 @@ def try_command(
         msg = "Pass either --policy or a model (--model, --base-url, --api-key-env, --param, --constrain), not both."
         raise UsageError(msg)
     player: object = policy
+    sampling: dict[str, Any] = {}
     if policy is None:
         sampling = {"max_tokens": max_tokens, "temperature": temperature, **sampling_params(params)}
         player = Endpoint(model, base_url=base_url, api_key_env=api_key_env, constrain=constrain, **sampling)
         player.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any episode
-    for path, option in ((html_path, "--html"), (save, "--save")):
-        if path is not None:
-            check_writable(path, option)  # before the episode: a long episode must not be lost to a typo
+    # Before the episode: a long episode must not be lost to a typo.
+    if html_path is not None:
+        check_writable(html_path, "--html")
+    if save is not None:
+        (check_writable if save.suffix == ".jsonl" else check_run_dir)(save, "--save")
     env = load(uri)
+    manifest = env.manifest
+    started = time.perf_counter()
     try:
         with command_deadline(timeout):
             if isinstance(player, Endpoint):
@@ -93,10 +106,17 @@ def try_command(
     finally:
         env.close()
     written = []
-    if save is not None:
+    if save is not None and save.suffix == ".jsonl":
         with Sink(save) as sink:
             sink.write(traj)
         written.append(str(save))
+    elif save is not None:
+        settings = _settings(uri, policy, model, task, seed, timeout, sampling, base_url, api_key_env, constrain)
+        create_run(save, settings, manifest, extra={"played_task": traj.task_id, "played_seed": traj.seed})
+        with Sink(save / TRAJECTORIES) as sink:
+            sink.write(traj)
+        write_summary(save, summarize([traj], wall_s=time.perf_counter() - started))
+        written.append(f"{save}/")
     if html_path is not None:
         from nenyax.cli.html_replay import render_html
 
@@ -110,6 +130,8 @@ def try_command(
         render(traj)
         if html_path is not None:
             click.echo(f"HTML replay written to {html_path}")
+        if save is not None and save.suffix != ".jsonl":
+            click.echo(f"Run saved to {save}/ (open it with `nenyax view {save}`)")
     if seed is not None and traj.seed != seed:
         # Some formats use the seed to pick a task and record the dataset's own seed: say so, not a silent mismatch.
         recorded = "no seed" if traj.seed is None else f"seed {traj.seed}"
@@ -119,3 +141,26 @@ def try_command(
         click.echo(f"Interrupted: the {len(traj.steps)} step(s) played so far are shown above{where}.", err=True)
         sys.exit(INTERRUPTED)
     sys.exit(SUCCESS if traj.status is Status.OK else FAILURE)
+
+
+def _settings(
+    uri: str,
+    policy: str | None,
+    model: str | None,
+    task: str | None,
+    seed: int | None,
+    timeout: float | None,
+    sampling: dict[str, Any],
+    base_url: str | None,
+    api_key_env: str | None,
+    constrain: bool,
+) -> dict[str, Any]:
+    """What this episode was played with, in run.toml's shape (the one `nenyax eval` writes)."""
+    settings: dict[str, Any] = {"uri": uri, "command": "try", "task": task, "seed": seed, "timeout": timeout}
+    if policy is not None:
+        settings["policy"] = {"use": policy}
+        return settings
+    use, _, name = (model or DEFAULT_MODEL).partition(":")
+    provider = {"use": use, "model": name, **sampling, "base_url": base_url, "api_key_env": api_key_env}
+    settings["provider"] = {**provider, "constrain": constrain or None}
+    return settings

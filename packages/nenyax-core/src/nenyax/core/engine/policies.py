@@ -65,6 +65,8 @@ class CallablePolicy:
 
     fn: Callable[[Any], Any]
     speaks_text: bool = False
+    name: str | None = None
+    """What trajectories record as the policy's name (default ``module:qualname`` of `fn`)."""
     info: PolicyInfo = attrs.field(init=False)
     sync_fn: Callable[[Any], Any] | None = attrs.field(init=False)
     """`fn` when it is a plain function, so the rollout loop can call it without a coroutine."""
@@ -72,7 +74,8 @@ class CallablePolicy:
     def __attrs_post_init__(self) -> None:
         name = getattr(self.fn, "__qualname__", type(self.fn).__name__)
         module = getattr(self.fn, "__module__", "") or ""
-        self.info = PolicyInfo(kind="callable", name=f"{module}:{name}" if module else name)
+        default = f"{module}:{name}" if module else name
+        self.info = PolicyInfo(kind="callable", name=self.name or default)
         is_async = inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(
             getattr(self.fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
         )

@@ -4,6 +4,7 @@
                               what it ran with (manifest digest, versions of every nenyax distribution)
     <run>/trajectories.jsonl  one trajectory per line, appended as each episode finishes
     <run>/summary.json        the run's figures (`Summary`), written when the run ends
+    <run>/check.json          (``nenyax check --save`` only) the tier report, in place of a summary
 
 Nothing else is required. Secrets are never written: a provider's key is named by its environment
 variable (``api_key_env``). `load_run` reads a directory back as typed objects.
@@ -32,6 +33,7 @@ from nenyax.core.errors import UsageError
 RUN_TOML = "run.toml"
 TRAJECTORIES = "trajectories.jsonl"
 SUMMARY = "summary.json"
+CHECK_REPORT = "check.json"
 
 
 @attrs.frozen(kw_only=True)
@@ -108,17 +110,26 @@ def _toml_dumps(data: dict[str, Any]) -> str:
 
 
 def create_run(
-    path: str | Path, settings: dict[str, Any], manifest: Manifest, *, extra: dict[str, Any] | None = None
+    path: str | Path,
+    settings: dict[str, Any],
+    manifest: Manifest | None,
+    *,
+    extra: dict[str, Any] | None = None,
+    if_taken: str = "name a new directory",
 ) -> RunConfig:
-    """Make the run directory `path` (it must not exist or be empty) and write its `run.toml`."""
+    """Make the run directory `path` (it must not exist or be empty) and write its `run.toml`.
+
+    `manifest` may be None when the run starts before the environment loads (``check`` measures the
+    load itself); `record_manifest` adds its digest once known. `if_taken` ends the sentence a
+    directory that already holds files gets (what the command offers instead).
+    """
     path = Path(path)
     if path.exists() and any(path.iterdir()):
-        msg = f"{path} already holds files; name a new directory with --out, or finish that run with --resume {path}."
+        msg = f"{path} already holds files; {if_taken}."
         raise UsageError(msg)
     _check_no_secret(settings)
     recorded = {
-        "manifest_digest": serde.digest(manifest),
-        "format": manifest.format,
+        **(_manifest_facts(manifest) if manifest is not None else {}),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "python": sys.version.split()[0],
         "versions": nenyax_versions(),
@@ -126,7 +137,26 @@ def create_run(
     }
     config = RunConfig(settings=dict(settings), recorded=recorded)
     path.mkdir(parents=True, exist_ok=True)
-    (path / RUN_TOML).write_text(_toml_dumps({**config.settings, "recorded": recorded}), encoding="utf-8")
+    _write_config(path, config)
+    return config
+
+
+def _manifest_facts(manifest: Manifest) -> dict[str, Any]:
+    return {"manifest_digest": serde.digest(manifest), "format": manifest.format}
+
+
+def _write_config(path: Path, config: RunConfig) -> None:
+    # Replaced atomically: a killed write never leaves a run without its config.
+    partial = path / f"{RUN_TOML}.partial"
+    partial.write_text(_toml_dumps({**config.settings, "recorded": config.recorded}), encoding="utf-8")
+    partial.replace(path / RUN_TOML)
+
+
+def record_manifest(path: str | Path, manifest: Manifest) -> RunConfig:
+    """Add the manifest's digest and format to the `run.toml` of a run that started without them."""
+    config = read_config(path)
+    config = RunConfig(settings=config.settings, recorded={**config.recorded, **_manifest_facts(manifest)})
+    _write_config(Path(path), config)
     return config
 
 
@@ -156,7 +186,7 @@ def write_summary(path: str | Path, summary: Summary) -> None:
 
 
 def read_summary(path: str | Path) -> Summary | None:
-    """The summary of a run directory, or None when the run has not finished."""
+    """The summary of a run directory, or None when it has none (an unfinished run; a check's, see `load_run`)."""
     target = Path(path) / SUMMARY
     if not target.exists():
         return None
@@ -164,7 +194,12 @@ def read_summary(path: str | Path) -> Summary | None:
 
 
 def load_run(path: str | Path) -> Run:
-    """Read a run directory: ``load_run("runs/x").summary.mean``, ``.trajectories``, ``.config.uri``."""
+    """Read a run directory: ``load_run("runs/x").summary.mean``, ``.trajectories``, ``.config.uri``.
+
+    A ``nenyax check --save`` directory has no summary: its episodes are played by several policies
+    (null, random, constants, the reference), whose mean score together measures nothing; its
+    ``check.json`` holds the report instead.
+    """
     path = Path(path)
     if not (path / RUN_TOML).exists():
         msg = f"{path} is not a run directory (it has no {RUN_TOML}); name the folder `nenyax eval --out` wrote."

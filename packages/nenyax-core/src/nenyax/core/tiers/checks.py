@@ -69,6 +69,8 @@ class Context:
     task_count: int = 0
     cache: dict[str, list[Trajectory]] = attrs.Factory(dict)
     floor: Floor | None = None
+    on_episode: Callable[[Trajectory], None] | None = None
+    """Called with every episode a check plays here (not those of the fresh-process replay)."""
 
     def need_env(self) -> Environment:
         if self.env is None:
@@ -85,11 +87,18 @@ class Context:
         if not getattr(self.need_env().manifest.capabilities, capability):
             raise Skip(f"The environment does not claim `{capability}`.")
 
+    async def rollout(self, policy: str | Any, task: str) -> Trajectory:
+        """One episode of `task` with the run's seed, handed to `on_episode` once played."""
+        traj = await self.need_env().arollout(policy, task=task, seed=self.seed)
+        if self.on_episode is not None:
+            self.on_episode(traj)
+        return traj
+
     async def play(self, policy: str | Any, task: str, key: str | None = None) -> Trajectory:
         """Episodes of the built-in policies (and probes, by `key`) are cached: several checks compare them."""
         key = f"{key or policy}\0{task}"
         if key not in self.cache:
-            self.cache[key] = [await self.need_env().arollout(policy, task=task, seed=self.seed)]
+            self.cache[key] = [await self.rollout(policy, task)]
         return self.cache[key][0]
 
 
@@ -206,8 +215,8 @@ async def _seed_recreates(ctx: Context) -> str:
         raise Skip("The environment claims neither `seeded` nor `stable_task_ids`.")
     task = ctx.need_tasks()[0]
     policy = _playable_policy(env)
-    first = await env.arollout(policy, task=task, seed=ctx.seed)
-    second = await env.arollout(policy, task=task, seed=ctx.seed)
+    first = await ctx.rollout(policy, task)
+    second = await ctx.rollout(policy, task)
     for traj in (first, second):
         _score(traj, policy)
     if first_view(first) != first_view(second):
@@ -322,16 +331,15 @@ def _raises(exc: Exception) -> Callable[[Any], Any]:
 
 
 async def _failures_classified(ctx: Context) -> str:
-    env = ctx.need_env()
     task = ctx.need_tasks()[0]
-    broken = await env.arollout(
-        CallablePolicy(_raises(RuntimeError("deliberate policy failure"))), task=task, seed=ctx.seed
-    )
+    raising = CallablePolicy(_raises(RuntimeError("deliberate policy failure")), name="check probe: a raising policy")
+    broken = await ctx.rollout(raising, task)
     if broken.status is not Status.POLICY_ERROR or broken.score != 0.0:
         raise Fail(
             f"A raising policy gave status {broken.status.value} and score {broken.score}, not policy_error scored 0."
         )
-    infra = await env.arollout(CallablePolicy(_raises(InfraFailure("deliberate outage"))), task=task, seed=ctx.seed)
+    outage = CallablePolicy(_raises(InfraFailure("deliberate outage")), name="check probe: an infrastructure outage")
+    infra = await ctx.rollout(outage, task)
     if infra.status is not Status.INFRA_ERROR or infra.judgment is not None:
         raise Fail(
             f"An infrastructure failure gave status {infra.status.value} and judgment {infra.judgment}; "
@@ -419,12 +427,8 @@ async def _probes(ctx: Context, env: Environment) -> list[tuple[str, Any]]:
         key = repr(constant)
         if key not in seen:
             seen.add(key)
-            probes.append(
-                (
-                    f"a constant {'answer' if isinstance(constant, str) else 'action'} {_label(constant)}",
-                    CallablePolicy(_constant(constant)),
-                )
-            )
+            name = f"a constant {'answer' if isinstance(constant, str) else 'action'} {_label(constant)}"
+            probes.append((name, CallablePolicy(_constant(constant), name=f"check probe: {name}")))
     return probes
 
 

@@ -4,26 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from nenyax.core.engine.cache import cache_root
+
 WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.pt", "*.pth")
 """Weight files, by preference: the first pattern that matches a folder is the one hashed."""
-
-
-def cache_root() -> Path:
-    """Nenyax's user cache: ``$NENYAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/nenyax``, else ``~/.cache/nenyax``."""
-    explicit = os.environ.get("NENYAX_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg).expanduser() / "nenyax"
-    return Path.home() / ".cache" / "nenyax"
 
 
 def models_dir() -> Path:

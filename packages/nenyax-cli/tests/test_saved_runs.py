@@ -1,0 +1,104 @@
+"""`try --save DIR` and `check --save DIR` write run directories (the layout `eval` writes), and `check`
+remembers the tier it measured; on core's in-memory `arith` fake, installed as a distribution on disk.
+
+tests/test_list.py shows the remembered tier in `nenyax list` on a real adapter (the fake cannot list).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import orjson
+
+from nenyax.core import load_run
+from nenyax.core.contract.trajectory import Status, Tier
+from nenyax.core.tiers.cached import recall
+
+
+def nenyax(site, tmp_path, *args):
+    env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0", "NENYAX_CACHE_DIR": str(tmp_path)}
+    return subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", *args], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+
+
+def test_try_save_to_a_folder_writes_a_run_directory_view_reads(site, tmp_path):
+    run = tmp_path / "runs" / "one"
+    done = nenyax(site, tmp_path, "try", "arith:add", "--policy", "reference", "--save", str(run))
+    assert done.returncode == 0, done.stderr
+    assert f"nenyax view {run}" in done.stdout
+    saved = load_run(run)
+    [traj] = saved.trajectories
+    assert traj.policy.kind == "reference" and traj.status is Status.OK
+    assert saved.summary is not None and saved.summary.episodes == 1 and saved.summary.mean == traj.score
+    assert saved.config.settings["command"] == "try" and saved.config.settings["policy"] == {"use": "reference"}
+    assert saved.config.recorded["played_task"] == traj.task_id
+    assert saved.config.manifest_digest == traj.manifest_digest
+    page = tmp_path / "view.html"
+    viewed = nenyax(site, tmp_path, "view", str(run), "--out", str(page))
+    assert viewed.returncode == 0, viewed.stderr
+    assert traj.task_id in page.read_text()
+
+
+def test_try_save_never_writes_over_a_run(site, tmp_path):
+    run = tmp_path / "one"
+    assert nenyax(site, tmp_path, "try", "arith:add", "--policy", "reference", "--save", str(run)).returncode == 0
+    before = (run / "trajectories.jsonl").read_bytes()
+    again = nenyax(site, tmp_path, "try", "arith:add", "--policy", "null", "--save", str(run))
+    assert again.returncode == 2 and "already holds files" in again.stderr and "Traceback" not in again.stderr
+    assert again.stdout == ""  # refused before the episode
+    assert (run / "trajectories.jsonl").read_bytes() == before
+
+
+def test_try_save_to_a_jsonl_file_appends(site, tmp_path):
+    log = tmp_path / "episodes.jsonl"
+    for policy in ("reference", "null"):
+        assert nenyax(site, tmp_path, "try", "arith:add", "--policy", policy, "--save", str(log)).returncode == 0
+    assert [json.loads(line)["policy"]["kind"] for line in log.read_text().splitlines()] == ["reference", "null"]
+
+
+def test_check_save_records_every_episode_the_checks_play(site, tmp_path):
+    run = tmp_path / "checked"
+    done = nenyax(site, tmp_path, "check", "arith:add?size=6", "--save", str(run), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    saved = load_run(run)
+    # No summary: a mean over the reference's, the null policy's and the probes' episodes measures nothing.
+    assert saved.summary is None
+    assert orjson.loads((run / "check.json").read_bytes())["tier"] == report["tier"] == Tier.AUDITED.label
+    players = {t.policy.name for t in saved.trajectories}
+    assert {"reference", "null", "check probe: a raising policy", "check probe: an infrastructure outage"} <= players
+    assert any(name.startswith("check probe: a constant answer") for name in players)
+    statuses = {t.status for t in saved.trajectories}
+    assert {Status.OK, Status.POLICY_ERROR, Status.INFRA_ERROR} <= statuses
+    # The reference played every sampled task.
+    played = {t.task_id for t in saved.trajectories if t.policy.name == "reference"}
+    assert len(played) == report["samples"] == 6
+    assert saved.config.manifest_digest == saved.trajectories[0].manifest_digest
+    assert saved.config.settings == {
+        "uri": "arith:add?size=6",
+        "command": "check",
+        "samples": 20,
+        "seed": 0,
+        "margin": 0.3,
+    }
+
+
+def test_check_remembers_the_tier_it_measured(site, tmp_path, monkeypatch):
+    assert nenyax(site, tmp_path, "check", "arith:add?size=6", "--samples", "4", "--quiet").returncode == 0
+    monkeypatch.setenv("NENYAX_CACHE_DIR", str(tmp_path))
+    cached = recall("arith:add?size=6")
+    assert cached is not None and cached.tier is Tier.AUDITED and cached.samples == 4
+    # This process lacks the fake distribution the check ran with: other versions, so not current here.
+    assert cached.current is False
+    assert recall("arith:add?size=7") is None
+
+
+def test_check_save_refuses_a_used_folder_before_checking(site, tmp_path):
+    run = tmp_path / "used"
+    run.mkdir()
+    (run / "keep.txt").write_text("x")
+    done = nenyax(site, tmp_path, "check", "arith:add", "--save", str(run))
+    assert done.returncode == 2 and "already holds files" in done.stderr and "Traceback" not in done.stderr
+    assert sorted(p.name for p in run.iterdir()) == ["keep.txt"]

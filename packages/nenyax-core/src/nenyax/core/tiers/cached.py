@@ -1,0 +1,84 @@
+"""The last tier `nenyax check` measured for each environment, kept so `nenyax list` can show it.
+
+One small JSON file per environment under ``<cache>/checks/``. A result is shown only while the
+nenyax distributions that measured it are the ones installed: a tier measured by other code is not
+evidence about this code, so it reads as stale rather than as a tier.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+import attrs
+import orjson
+
+from nenyax.core.contract import serde
+from nenyax.core.contract.trajectory import Tier
+from nenyax.core.engine.cache import cache_root
+from nenyax.core.engine.rundirs import nenyax_versions
+from nenyax.core.tiers.report import TierReport
+
+
+@attrs.frozen(kw_only=True)
+class CachedTier:
+    """What a past `check` of one environment measured, and whether it still speaks for this install."""
+
+    uri: str
+    tier: Tier
+    checked: str
+    """When, as an ISO 8601 UTC time."""
+    samples: int
+    seed: int
+    current: bool
+    """False when the nenyax versions installed differ from those that measured it."""
+
+
+def _path(uri: str) -> Path:
+    return cache_root() / "checks" / f"{hashlib.sha256(uri.encode()).hexdigest()[:32]}.json"
+
+
+def remember(report: TierReport) -> Path | None:
+    """Keep `report`'s tier under the environment's canonical URI (its manifest's); None if it never loaded.
+
+    A cache that cannot be written (read-only home, full disk) costs the listing a column, not the check.
+    """
+    if report.manifest is None:
+        return None
+    record = {
+        "uri": report.manifest.uri,
+        "tier": report.tier.label,
+        "checked": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "samples": report.samples,
+        "seed": report.seed,
+        "manifest_digest": serde.digest(report.manifest),
+        "versions": nenyax_versions(),
+    }
+    target = _path(report.manifest.uri)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+        partial.write_bytes(orjson.dumps(record))
+        partial.replace(target)
+    except OSError:
+        return None
+    return target
+
+
+def recall(uri: str, versions: dict[str, str] | None = None) -> CachedTier | None:
+    """The last tier measured for `uri`, or None if none was (or its record cannot be read)."""
+    try:
+        record = orjson.loads(_path(uri).read_bytes())
+        tier = next(t for t in Tier if t.label == record["tier"])
+        return CachedTier(
+            uri=record["uri"],
+            tier=tier,
+            checked=str(record["checked"]),
+            samples=int(record["samples"]),
+            seed=int(record["seed"]),
+            current=record.get("versions") == (versions if versions is not None else nenyax_versions()),
+        )
+    except (OSError, ValueError, KeyError, TypeError, StopIteration):
+        return None

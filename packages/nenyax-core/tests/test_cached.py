@@ -1,0 +1,65 @@
+"""The tier cache behind `nenyax list`'s tier column, and the user cache folder it lives in."""
+
+import attrs
+import pytest
+
+from nenyax.core.contract.trajectory import Tier
+from nenyax.core.engine.cache import cache_root
+from nenyax.core.engine.rundirs import nenyax_versions
+from nenyax.core.plugins.registry import Registry
+from nenyax.core.tiers.cached import recall, remember
+from nenyax.core.tiers.check import check
+from nenyax.testing.fakes import AdapterPlugin
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("NENYAX_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture(scope="module")
+def report():
+    registry = Registry.from_plugins(("fake", AdapterPlugin(factory="nenyax.testing.fakes:ArithAdapter")))
+    return check("arith:add?size=4", registry=registry)
+
+
+def test_cache_root_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv("NENYAX_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_root() == tmp_path / "home" / ".cache" / "nenyax"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == tmp_path / "xdg" / "nenyax"
+    monkeypatch.setenv("NENYAX_CACHE_DIR", str(tmp_path / "mine"))
+    assert cache_root() == tmp_path / "mine"
+
+
+def test_a_remembered_tier_is_recalled_under_the_canonical_uri(cache, report):
+    assert recall(report.manifest.uri) is None
+    path = remember(report)
+    assert path is not None and path.parent == cache / "checks"
+    cached = recall(report.manifest.uri)
+    assert cached is not None and cached.tier is report.tier is Tier.AUDITED
+    assert cached.samples == report.samples == 4 and cached.current is True
+
+
+def test_a_tier_measured_by_other_versions_is_stale(cache, report):
+    remember(report)
+    other = {**nenyax_versions(), "nenyax-core": "0.0.1-other"}
+    assert recall(report.manifest.uri, versions=other).current is False
+
+
+def test_an_environment_that_never_loaded_is_not_remembered(cache, report):
+    assert remember(attrs.evolve(report, manifest=None)) is None
+    assert not (cache / "checks").exists()
+
+
+def test_a_damaged_record_reads_as_none_and_an_unwritable_cache_costs_nothing(cache, report, tmp_path, monkeypatch):
+    path = remember(report)
+    path.write_text("{not json")
+    assert recall(report.manifest.uri) is None
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("NENYAX_CACHE_DIR", str(blocker))
+    assert remember(report) is None  # the check's result still stands; the listing just lacks it
