@@ -11,6 +11,9 @@ import sys
 
 import pytest
 
+from nenyax.core import load_run
+from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
+
 
 def nenyax(site, *args):
     env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0"}
@@ -74,3 +77,33 @@ def test_list_says_when_an_adapter_cannot_list(site):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"arith": None}  # the fake has no listing(): said, not guessed
     assert "arith: cannot list" in nenyax(site, "list", "arith").stdout
+
+
+def test_param_and_constrain_reach_the_model_are_recorded_and_a_config_replays_them(site, tmp_path):
+    """The scripted server stands in for a model: the test reads the request body each call sent."""
+    with serving_in_thread(ScriptedModelServer(lambda messages: "2")) as server:
+        model = ["--model", "openai:scripted", "--base-url", server.base_url]
+        first = tmp_path / "first"
+        args = ["eval", "arith:add", *model, "--tasks", "2", "--param", "top_p=0.5", "--param", "seed=3"]
+        done = nenyax(site, *args, "--out", str(first), "--json")
+        assert done.returncode == 0, done.stderr
+        assert server.last_body["top_p"] == 0.5 and server.last_body["seed"] == 3
+        provider = load_run(first).config.settings["provider"]
+        assert provider["params"] == {"top_p": 0.5, "seed": 3} and "constrain" not in provider
+        server.last_body = None
+        again = nenyax(site, "eval", "--config", str(first / "run.toml"), "--out", str(tmp_path / "again"), "--json")
+        assert again.returncode == 0, again.stderr
+        assert server.last_body["top_p"] == 0.5 and server.last_body["seed"] == 3
+        assert load_run(tmp_path / "again").config.settings == load_run(first).config.settings
+        held = tmp_path / "constrained"
+        assert (
+            nenyax(site, "eval", "arith:add", *model, "--tasks", "1", "--constrain", "--out", str(held)).returncode == 0
+        )
+        assert load_run(held).config.settings["provider"]["constrain"] is True
+        replayed = tmp_path / "constrained-again"
+        assert nenyax(site, "eval", "--config", str(held / "run.toml"), "--out", str(replayed)).returncode == 0
+        assert load_run(replayed).config.settings == load_run(held).config.settings
+    mixed = nenyax(site, "eval", "arith:add", "--policy", "null", "--param", "top_p=0.5", "--out", str(tmp_path / "x"))
+    assert mixed.returncode == 2 and "not both" in mixed.stderr and "Traceback" not in mixed.stderr
+    typo = nenyax(site, "eval", "arith:add", "--param", "top_q=1", "--out", str(tmp_path / "y"))
+    assert typo.returncode == 2 and "Did you mean top_p" in typo.stderr

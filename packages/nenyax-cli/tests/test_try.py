@@ -4,17 +4,15 @@ The environment is core's in-memory `arith` fake, installed as a distribution on
 tests install no real adapter (the CLI depends on core alone); tests/ runs the CLI on real ones.
 """
 
-import asyncio
 import html.parser
 import json
 import os
 import subprocess
 import sys
-import threading
 
 import pytest
 
-from nenyax.testing.model_server import ScriptedModelServer
+from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
 
 EVIL = "<b>7</b></pre><script>document.title='pwned'</script> [bold red]not markup[/]"
 
@@ -26,14 +24,8 @@ def model_server():
     Not a real model: the test needs this exact hostile reply, which no model gives on demand (the
     embedded model plays `nenyax try` for real in tests/test_embedded_model.py).
     """
-    loop = asyncio.new_event_loop()
-    server = ScriptedModelServer(lambda messages: EVIL)
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    asyncio.run_coroutine_threadsafe(server.start(), loop).result()
-    yield server
-    asyncio.run_coroutine_threadsafe(server.close(), loop).result()
-    loop.call_soon_threadsafe(loop.stop)
+    with serving_in_thread(ScriptedModelServer(lambda messages: EVIL)) as server:
+        yield server
 
 
 def nenyax(site, *args, color=False):
@@ -143,16 +135,8 @@ def test_model_server_retries_show_on_stderr_as_they_happen(site):
     """A server that always answers 500: each retry is one line on stderr, then the episode is infra_error."""
     from nenyax.testing.model_server import FaultPlan
 
-    loop = asyncio.new_event_loop()
-    server = ScriptedModelServer(faults=FaultPlan(rate=1.0, kinds=("500",)))
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    asyncio.run_coroutine_threadsafe(server.start(), loop).result()
-    try:
+    with serving_in_thread(ScriptedModelServer(faults=FaultPlan(rate=1.0, kinds=("500",)))) as server:
         done = nenyax(site, "try", "arith:add", "--model", "openai:m", "--base-url", server.base_url, "--json")
-    finally:
-        asyncio.run_coroutine_threadsafe(server.close(), loop).result()
-        loop.call_soon_threadsafe(loop.stop)
     assert done.returncode == 1
     retries = [line for line in done.stderr.splitlines() if "retrying in" in line]
     assert len(retries) == 6 and "failed attempt 1 of 7 (HTTP 500" in retries[0]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import click
+
 from nenyax.core import UsageError
 from nenyax.core.contract.chat import SAMPLING_KEYS
 from nenyax.core.contract.uri import parse_value
@@ -26,3 +28,19 @@ def sampling_params(pairs: tuple[str, ...]) -> dict[str, Any]:
             raise UsageError(msg)
         out[key] = parse_value(text)
     return out
+
+
+# The model options `try` and `eval` share, spelled once.
+param_option = click.option(
+    "--param",
+    "params",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Another sampling parameter for the model (top_p=0.9, seed=3, min_tokens=100); repeatable.",
+)
+constrain_option = click.option(
+    "--constrain",
+    is_flag=True,
+    default=False,
+    help="Let the model reply only with one of the valid actions, where there are few (constrained decoding).",
+)

@@ -14,6 +14,9 @@ what the run found, is ignored when reading it back as a config)::
     use = "openai"
     model = "gpt-4.1-mini"
     api_key_env = "MY_KEY"  # a key's variable, never the key
+    constrain = true        # --constrain
+    [provider.params]       # --param top_p=0.9
+    top_p = 0.9
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import click
+import orjson
 from click.core import ParameterSource
 
 from nenyax.core import UsageError
 from nenyax.core.engine.rundirs import read_config
 
-_PROVIDER_KEYS = {"base_url", "api_key_env", "max_tokens", "temperature"}
+_PROVIDER_KEYS = {"base_url", "api_key_env", "max_tokens", "temperature", "constrain", "params"}
 
 
 def settings_to_options(settings: dict[str, Any]) -> dict[str, Any]:
@@ -46,7 +50,14 @@ def settings_to_options(settings: dict[str, Any]) -> dict[str, Any]:
                     f"Unknown [provider] key(s) {', '.join(sorted(unknown))}; use {', '.join(sorted(_PROVIDER_KEYS))}."
                 )
                 raise UsageError(msg)
-            options.update({k: v for k, v in value.items() if k in _PROVIDER_KEYS})
+            options.update({k: v for k, v in value.items() if k in _PROVIDER_KEYS - {"params"}})
+            params = value.get("params", {})
+            if not isinstance(params, dict):
+                msg = "A config's [provider.params] must be a table of sampling parameters, e.g. top_p = 0.9."
+                raise UsageError(msg)
+            if params:
+                # As --param spells them: JSON reads back as the same value (parse_value decodes JSON).
+                options["params"] = tuple(f"{k}={orjson.dumps(v).decode()}" for k, v in params.items())
         elif key == "policy" and isinstance(value, dict):
             options["policy"] = value.get("use")
         else:

@@ -12,10 +12,12 @@ the server sent is what they recorded.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -164,3 +166,19 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+@contextlib.contextmanager
+def serving_in_thread(server: ScriptedModelServer) -> Iterator[ScriptedModelServer]:
+    """Serve `server` on an event loop of its own thread while the block runs (for synchronous tests that
+    run the CLI in a subprocess against it)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    asyncio.run_coroutine_threadsafe(server.start(), loop).result()
+    try:
+        yield server
+    finally:
+        asyncio.run_coroutine_threadsafe(server.close(), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=5)

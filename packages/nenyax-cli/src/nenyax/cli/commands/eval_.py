@@ -11,6 +11,7 @@ import click
 import orjson
 
 from nenyax.cli.eval_report import print_summary
+from nenyax.cli.params import constrain_option, param_option, sampling_params
 from nenyax.cli.progress import bar, prepare_model, watching
 from nenyax.cli.run_config import apply_config, settings_to_options, stronger
 from nenyax.core import DEFAULT_MODEL, Endpoint, UsageError, load
@@ -54,6 +55,8 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 @click.option("--pass-threshold", type=float, default=1.0, show_default=True, help="Score that passes (pass@k).")
 @click.option("--max-tokens", type=int, default=256, show_default=True, help="Most tokens per model reply.")
 @click.option("--temperature", type=float, default=0.7, show_default=True, help="Sampling temperature.")
+@param_option
+@constrain_option
 @click.option("--base-url", envvar="NENYAX_BASE_URL", help="Base URL of an OpenAI-compatible server.")
 @click.option("--api-key-env", envvar="NENYAX_API_KEY_ENV", help="Environment variable holding the API key.")
 @click.option(
@@ -199,6 +202,9 @@ def _settings(ctx: click.Context, opts: dict[str, Any]) -> dict[str, Any]:
         msg = "Name the environment to evaluate, e.g. `nenyax eval reasoning_gym:basic_arithmetic`."
         raise UsageError(msg)
     model, policy = opts["model"], opts["policy"]
+    if policy and (opts["params"] or opts["constrain"]) and not model:
+        msg = "Pass either --policy or a model's --param/--constrain, not both."
+        raise UsageError(msg)
     if model and policy:
         winner = stronger(ctx, "model", "policy")
         if winner is None:
@@ -228,6 +234,11 @@ def _settings(ctx: click.Context, opts: dict[str, Any]) -> dict[str, Any]:
         for key in ("base_url", "api_key_env"):
             if opts[key] is not None:
                 provider[key] = opts[key]
+        if opts["constrain"]:
+            provider["constrain"] = True
+        params = sampling_params(tuple(opts["params"] or ()))
+        if params:
+            provider["params"] = params
         settings["provider"] = provider
     return settings
 
@@ -242,6 +253,8 @@ def _player(settings: dict[str, Any]) -> Any:
         api_key_env=p.get("api_key_env"),
         max_tokens=p["max_tokens"],
         temperature=p["temperature"],
+        constrain=bool(p.get("constrain", False)),
+        **p.get("params", {}),
     )
     endpoint.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any episode
     return endpoint

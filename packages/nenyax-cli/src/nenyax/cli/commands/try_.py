@@ -11,7 +11,7 @@ import click
 
 from nenyax.cli.deadline import command_deadline
 from nenyax.cli.exits import FAILURE, INTERRUPTED, SUCCESS
-from nenyax.cli.params import sampling_params
+from nenyax.cli.params import constrain_option, param_option, sampling_params
 from nenyax.cli.paths import check_run_dir, check_writable
 from nenyax.cli.progress import prepare_model
 from nenyax.core import DEFAULT_MODEL, Endpoint, EpisodeInterrupted, Status, Trajectory, UsageError, load
@@ -37,18 +37,8 @@ from nenyax.core.engine.summary import summarize
 )
 @click.option("--max-tokens", type=int, default=256, show_default=True, help="Most tokens per model reply.")
 @click.option("--temperature", type=float, default=0.7, show_default=True, help="Sampling temperature.")
-@click.option(
-    "--param",
-    "params",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Another sampling parameter for the model (top_p=0.9, seed=3, min_tokens=100); repeatable.",
-)
-@click.option(
-    "--constrain",
-    is_flag=True,
-    help="Let the model reply only with one of the valid actions, where there are few (constrained decoding).",
-)
+@param_option
+@constrain_option
 @click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible server (openai provider).")
 @click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write an HTML replay.")
