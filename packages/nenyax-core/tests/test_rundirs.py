@@ -23,7 +23,7 @@ from nenyax.core.engine.rundirs import (
 )
 from nenyax.core.engine.runner import Job, run_jobs
 from nenyax.core.engine.sinks import Sink
-from nenyax.core.engine.summary import pass_at_k, summarize
+from nenyax.core.engine.summary import Tally, pass_at_k, summarize
 from nenyax.core.engine.sync import run_sync
 from nenyax.core.errors import UsageError
 from nenyax.testing.fakes import ArithEnvironment
@@ -61,6 +61,26 @@ def test_run_jobs_plays_exactly_the_jobs_given(env, tmp_path):
     trajs = run_sync(run_jobs(env, env_policy("reference"), jobs, sink=tmp_path / "t.jsonl"))
     assert [(t.info["sample"], t.group_id) for t in trajs] == [(1, "g"), (3, "g")]
     assert len((tmp_path / "t.jsonl").read_bytes().splitlines()) == 2
+
+
+def test_run_jobs_without_keeping_hands_every_episode_to_the_sink_and_the_callback(env, tmp_path):
+    jobs = [Job(task, None, 0) for task in env.task_ids(limit=5)]
+    seen = []
+    kept = run_sync(
+        run_jobs(env, env_policy("reference"), jobs, sink=tmp_path / "t.jsonl", on_episode=seen.append, keep=False)
+    )
+    assert kept == []  # nothing held: a long eval's memory stays flat
+    assert sorted(t.task_id for t in seen) == sorted(j.task for j in jobs)
+    assert len((tmp_path / "t.jsonl").read_bytes().splitlines()) == 5
+
+
+def test_a_tally_in_any_order_is_the_summary(env):
+    trajs = env.rollouts("reference", 3, n=2)
+    trajs[1] = attrs.evolve(trajs[1], judgment=Judgment(score=0.0, passed=False))
+    tally = Tally()
+    for traj in reversed(trajs):  # episodes finish in any order
+        tally.add(traj)
+    assert tally.summary(samples=2, wall_s=1.0) == summarize(trajs, samples=2, wall_s=1.0)
 
 
 def env_policy(name):

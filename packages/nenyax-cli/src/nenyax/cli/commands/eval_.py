@@ -20,7 +20,7 @@ from nenyax.core.engine.policies import BUILTIN_POLICIES, as_policy
 from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, default_run_path, read_config, write_summary
 from nenyax.core.engine.runner import Job, run_jobs
 from nenyax.core.engine.sinks import JsonlSink, read_trajectories
-from nenyax.core.engine.summary import summarize
+from nenyax.core.engine.summary import Tally
 from nenyax.core.engine.sync import run_sync
 
 # Settings a resumed run may change without changing what it measures.
@@ -104,21 +104,27 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
                 click.echo(f"resuming: {len(done)} episode(s) already recorded, {len(jobs)} to play", err=True)
         if isinstance(player, Endpoint):
             prepare_model(player, quiet)  # the load is its own wait, not the first episode's
+        # The summary is tallied as episodes finish: the run keeps no trajectory once it is on disk, so
+        # its memory stays flat however many episodes it plays (and the garbage collector has less to walk).
+        tally = Tally(threshold=settings["pass_threshold"])
+        for traj in done:
+            tally.add(traj)
         started = time.perf_counter()
         with JsonlSink(jsonl) as sink, bar("episodes", len(jobs), quiet) as advance:
             pol = as_policy(player)
             statuses: collections.Counter[str] = collections.Counter()
 
-            def on_episode(traj: Trajectory) -> None:
+            def show(traj: Trajectory) -> None:
+                tally.add(traj)
                 statuses[traj.status.value] += 1
                 advance(note="  ".join(f"{name} {n}" for name, n in sorted(statuses.items())))
 
             try:
-                shown = on_episode if watching(quiet) else None  # nothing per episode on the hot path otherwise
+                on_episode = show if watching(quiet) else tally.add  # no drawing per episode unless watched
                 run = _run_and_close(
-                    env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"), shown
+                    env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"), on_episode
                 )
-                played = run_sync(run)
+                run_sync(run)
             except KeyboardInterrupt:
                 # Every finished episode is already on disk; say how to finish, then stop as an interrupt does.
                 click.echo(f"Interrupted: finish this run with `nenyax eval --resume {out}`.", err=True)
@@ -126,9 +132,8 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
         wall = time.perf_counter() - started
     finally:
         env.close()
-    # What was on disk and what this run played: the file holds exactly these, so it is not read again.
-    recorded = [*done, *played]
-    summary = summarize(recorded, samples=samples, threshold=settings["pass_threshold"], wall_s=wall, resumed=len(done))
+    # Every episode in the file was tallied (those on disk before, those played now): it is not read again.
+    summary = tally.summary(samples=samples, wall_s=wall, resumed=len(done))
     write_summary(out, summary)
     if as_json:
         click.echo(orjson.dumps({"run_dir": str(out), **summary.to_data()}, option=orjson.OPT_INDENT_2).decode())
@@ -138,10 +143,10 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
 
 async def _run_and_close(
     env: Any, pol: Any, jobs: list[Job], concurrency: int, sink: JsonlSink, timeout: Any, on_episode: Any
-) -> list[Trajectory]:
+) -> None:
     try:
-        return await run_jobs(
-            env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout, on_episode=on_episode
+        await run_jobs(
+            env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout, on_episode=on_episode, keep=False
         )
     finally:
         aclose = getattr(pol, "aclose", None)

@@ -196,17 +196,20 @@ async def run_jobs(
     sink: JsonlSink | str | Path | None = None,
     timeout: float | None = None,
     on_episode: Callable[[Trajectory], None] | None = None,
+    keep: bool = True,
 ) -> list[Trajectory]:
     """Play exactly these episodes, at most `concurrency` at once, writing each to `sink` as it finishes.
 
     `run_many` is this with every sample of every task; a resumed run passes only the ones missing.
-    `on_episode` is called with each finished trajectory once it is written (a progress display);
-    it runs on the event loop, so it must be quick.
+    `on_episode` is called with each finished trajectory once it is written (a progress display, a
+    running tally); it runs on the event loop, so it must be quick. With ``keep=False`` nothing is
+    kept and the list returned is empty: the sink and `on_episode` are where the episodes went, and
+    a long run's memory stays flat.
     """
     if not env.manifest.capabilities.concurrent_sessions:
         concurrency = 1
     out_sink = open_sink(sink)
-    results: list[Trajectory | None] = [None] * len(jobs)
+    results: list[Trajectory | None] = [None] * len(jobs) if keep else []
     pending = iter(enumerate(jobs))
     failed: list[BaseException] = []
     proxy = None if env.manifest.mode is Mode.STEP else await RecordingProxy().start()
@@ -229,7 +232,8 @@ async def run_jobs(
                 return
             if out_sink is not None:
                 out_sink.write(traj)
-            results[index] = traj
+            if keep:
+                results[index] = traj
             if on_episode is not None:
                 on_episode(traj)
             if index % 64 == 63:

@@ -106,6 +106,66 @@ class Summary:
         return cls(**values)
 
 
+class Tally:
+    """A run's figures gathered one episode at a time, so a long run need not keep its trajectories.
+
+    ``tally.add(traj)`` for each episode (in any order), then ``tally.summary(...)``; `summarize` is
+    this over an iterable. What it keeps per episode is a score and a pass flag, not the trajectory.
+    """
+
+    def __init__(self, *, threshold: float = 1.0) -> None:
+        """Count passes at `threshold` where the judge does not say `passed` itself."""
+        self.threshold = threshold
+        self.statuses: Counter[str] = Counter({s.value: 0 for s in Status})
+        self.scores: list[float] = []
+        self.per_task: dict[str | None, list[bool]] = {}
+        self.tokens_in = self.tokens_out = self.episodes = 0
+
+    def add(self, traj: Trajectory) -> None:
+        """Count one episode."""
+        self.episodes += 1
+        self.statuses[traj.status.value] += 1
+        p, c = tokens(traj)
+        self.tokens_in += p
+        self.tokens_out += c
+        results = self.per_task.setdefault(traj.task_id, [])
+        if traj.judgment is not None and traj.status.trainable:
+            self.scores.append(traj.judgment.score)
+            results.append(passed(traj, self.threshold))
+
+    def summary(self, *, samples: int = 1, wall_s: float | None = None, resumed: int = 0) -> Summary:
+        """The `Summary` of every episode added; `resumed` of them were recorded before `wall_s` began."""
+        scores = self.scores
+        mean = math.fsum(scores) / len(scores) if scores else None
+        stdev = ci = None
+        if mean is not None and len(scores) >= 2:
+            stdev = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / (len(scores) - 1))
+            half = Z_95 * stdev / math.sqrt(len(scores))
+            ci = (mean - half, mean + half)
+        at_k: dict[str, float] = {}
+        for k in range(1, samples + 1):
+            values = [pass_at_k(len(r), sum(r), k) for r in self.per_task.values() if len(r) >= k]
+            if values:
+                at_k[str(k)] = math.fsum(values) / len(values)
+        return Summary(
+            episodes=self.episodes,
+            scored=len(scores),
+            mean=mean,
+            ci95=ci,
+            stdev=stdev,
+            pass_threshold=self.threshold,
+            pass_at_k=at_k,
+            samples=samples,
+            tasks=len(self.per_task),
+            statuses=dict(self.statuses),
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            wall_s=wall_s,
+            episodes_per_s=(self.episodes - resumed) / wall_s if wall_s else None,
+            resumed=resumed,
+        )
+
+
 def summarize(
     trajectories: Iterable[Trajectory],
     *,
@@ -115,45 +175,7 @@ def summarize(
     resumed: int = 0,
 ) -> Summary:
     """Compute a run's `Summary` from its trajectories; `resumed` of them were recorded before `wall_s` began."""
-    statuses: Counter[str] = Counter({s.value: 0 for s in Status})
-    scores: list[float] = []
-    per_task: dict[str | None, list[bool]] = {}
-    tokens_in = tokens_out = episodes = 0
+    tally = Tally(threshold=threshold)
     for traj in trajectories:
-        episodes += 1
-        statuses[traj.status.value] += 1
-        p, c = tokens(traj)
-        tokens_in += p
-        tokens_out += c
-        per_task.setdefault(traj.task_id, [])
-        if traj.judgment is not None and traj.status.trainable:
-            scores.append(traj.judgment.score)
-            per_task[traj.task_id].append(passed(traj, threshold))
-    mean = math.fsum(scores) / len(scores) if scores else None
-    stdev = ci = None
-    if mean is not None and len(scores) >= 2:
-        stdev = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / (len(scores) - 1))
-        half = Z_95 * stdev / math.sqrt(len(scores))
-        ci = (mean - half, mean + half)
-    at_k: dict[str, float] = {}
-    for k in range(1, samples + 1):
-        values = [pass_at_k(len(r), sum(r), k) for r in per_task.values() if len(r) >= k]
-        if values:
-            at_k[str(k)] = math.fsum(values) / len(values)
-    return Summary(
-        episodes=episodes,
-        scored=len(scores),
-        mean=mean,
-        ci95=ci,
-        stdev=stdev,
-        pass_threshold=threshold,
-        pass_at_k=at_k,
-        samples=samples,
-        tasks=len(per_task),
-        statuses=dict(statuses),
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
-        wall_s=wall_s,
-        episodes_per_s=(episodes - resumed) / wall_s if wall_s else None,
-        resumed=resumed,
-    )
+        tally.add(traj)
+    return tally.summary(samples=samples, wall_s=wall_s, resumed=resumed)
