@@ -14,6 +14,7 @@ import orjson
 from nenyax.core import load_run
 from nenyax.core.contract.trajectory import Status, Tier
 from nenyax.core.tiers.cached import recall
+from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
 
 
 def nenyax(site, tmp_path, *args):
@@ -102,3 +103,39 @@ def test_check_save_refuses_a_used_folder_before_checking(site, tmp_path):
     done = nenyax(site, tmp_path, "check", "arith:add", "--save", str(run))
     assert done.returncode == 2 and "already holds files" in done.stderr and "Traceback" not in done.stderr
     assert sorted(p.name for p in run.iterdir()) == ["keep.txt"]
+
+
+def test_a_try_run_toml_replays_the_episode_with_the_same_model_settings(site, tmp_path):
+    """The scripted server stands in for a model: the test reads the request body each call sent."""
+    with serving_in_thread(ScriptedModelServer(lambda messages: "2")) as server:
+        model = ["--model", "openai:scripted", "--base-url", server.base_url, "--param", "top_p=0.5", "--constrain"]
+        first = tmp_path / "first"
+        args = ["try", "arith:add", *model, "--task", "add/0/3", "--max-tokens", "9", "--save", str(first)]
+        assert nenyax(site, tmp_path, *args).returncode in (0, 1)
+        sent = dict(server.last_body)
+        server.last_body = None
+        again = tmp_path / "again"
+        replayed = nenyax(site, tmp_path, "try", "--config", str(first / "run.toml"), "--save", str(again))
+        assert replayed.returncode in (0, 1), replayed.stderr
+        assert server.last_body == sent and sent["top_p"] == 0.5 and sent["max_tokens"] == 9
+    assert load_run(again).config.settings == load_run(first).config.settings
+    assert load_run(again).trajectories[0].task_id == "add/0/3"
+
+
+def test_a_check_run_toml_replays_the_check(site, tmp_path):
+    first, again = tmp_path / "first", tmp_path / "again"
+    assert nenyax(site, tmp_path, "check", "arith:add?size=5", "--samples", "3", "--save", str(first)).returncode == 0
+    replayed = nenyax(site, tmp_path, "check", "--config", str(first / "run.toml"), "--save", str(again), "--json")
+    assert replayed.returncode == 0, replayed.stderr
+    assert json.loads(replayed.stdout)["samples"] == 3
+    assert load_run(again).config.settings == load_run(first).config.settings
+
+
+def test_a_run_toml_replays_only_with_the_command_that_wrote_it(site, tmp_path):
+    run = tmp_path / "run"
+    assert nenyax(site, tmp_path, "try", "arith:add", "--policy", "reference", "--save", str(run)).returncode == 0
+    wrong = nenyax(site, tmp_path, "eval", "--config", str(run / "run.toml"))
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    assert f"written by `nenyax try`; replay it with `nenyax try --config {run / 'run.toml'}`" in wrong.stderr
+    nothing = nenyax(site, tmp_path, "try")
+    assert nothing.returncode == 2 and "Name the environment to play" in nothing.stderr

@@ -21,8 +21,9 @@ what the run found, is ignored when reading it back as a config)::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 import orjson
@@ -30,6 +31,8 @@ from click.core import ParameterSource
 
 from nenyax.core import UsageError
 from nenyax.core.engine.rundirs import read_config
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _PROVIDER_KEYS = {"base_url", "api_key_env", "max_tokens", "temperature", "constrain", "params"}
 
@@ -69,7 +72,13 @@ def apply_config(ctx: click.Context, _param: click.Parameter, value: Path | None
     """``--config`` callback (eager): the file's values become the command's defaults."""
     if value is None:
         return None
-    options = settings_to_options(read_config(value).settings)
+    settings = dict(read_config(value).settings)
+    # `try` and `check` record which command wrote the file; `eval`'s files predate the key and omit it.
+    wrote = settings.pop("command", "eval")
+    if wrote != ctx.command.name:
+        msg = f"{value} was written by `nenyax {wrote}`; replay it with `nenyax {wrote} --config {value}`."
+        raise UsageError(msg)
+    options = settings_to_options(settings)
     known = {p.name for p in ctx.command.params}
     unknown = set(options) - known
     if unknown:
@@ -88,3 +97,15 @@ def stronger(ctx: click.Context, first: str, second: str) -> str | None:
     if ra == rb:
         return None
     return first if ra < rb else second
+
+
+def config_option(help_text: str) -> Callable[[F], F]:
+    """The ``--config run.toml`` option of a command that replays run configs (eager: it sets the defaults)."""
+    return click.option(
+        "--config",
+        type=click.Path(exists=True, path_type=Path),
+        callback=apply_config,
+        is_eager=True,
+        expose_value=False,
+        help=help_text,
+    )

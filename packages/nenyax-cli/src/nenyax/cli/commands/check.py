@@ -11,6 +11,8 @@ import orjson
 from nenyax.cli.deadline import command_deadline
 from nenyax.cli.paths import check_run_dir
 from nenyax.cli.progress import bar
+from nenyax.cli.run_config import config_option
+from nenyax.core import UsageError
 from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.contract.uri import MAX_SEED
@@ -56,7 +58,8 @@ def render_report(report: CheckReport) -> None:
 
 
 @click.command("check")
-@click.argument("uri")
+@click.argument("uri", required=False)
+@config_option("A run.toml (one that check --save wrote) naming the settings; options override it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option(
     "--samples", type=click.IntRange(1, 10_000), default=DEFAULT_SAMPLES, show_default=True, help="Tasks sampled."
@@ -88,7 +91,7 @@ def render_report(report: CheckReport) -> None:
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def check_command(
-    uri: str,
+    uri: str | None,
     as_json: bool,
     samples: int,
     margin: float,
@@ -102,6 +105,9 @@ def check_command(
 
     Tiers: connectable < evaluable < trainable < audited. A skipped check blocks its tier.
     """
+    if not uri:
+        msg = "Name the environment to check, e.g. `nenyax check reasoning_gym:basic_arithmetic`."
+        raise UsageError(msg)
     sink = None
     if save is not None:
         check_run_dir(save, "--save")

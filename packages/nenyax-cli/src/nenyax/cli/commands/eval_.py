@@ -13,7 +13,7 @@ import orjson
 from nenyax.cli.eval_report import print_summary
 from nenyax.cli.params import constrain_option, param_option, sampling_params
 from nenyax.cli.progress import bar, prepare_model, watching
-from nenyax.cli.run_config import apply_config, settings_to_options, stronger
+from nenyax.cli.run_config import config_option, settings_to_options, stronger
 from nenyax.core import DEFAULT_MODEL, Endpoint, UsageError, load
 from nenyax.core.contract.trajectory import Trajectory, new_id
 from nenyax.core.engine.policies import BUILTIN_POLICIES, as_policy
@@ -33,14 +33,7 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 
 @click.command("eval")
 @click.argument("uri", required=False)
-@click.option(
-    "--config",
-    type=click.Path(exists=True, path_type=Path),
-    callback=apply_config,
-    is_eager=True,
-    expose_value=False,
-    help="A run.toml naming the settings (options and NENYAX_* variables override it).",
-)
+@config_option("A run.toml naming the settings (options and NENYAX_* variables override it).")
 @click.option("--model", "-m", envvar="NENYAX_MODEL", help="provider:model to evaluate (default: the embedded model).")
 @click.option(
     "--policy", envvar="NENYAX_POLICY", type=click.Choice(sorted(BUILTIN_POLICIES)), help="Evaluate a built-in policy."

@@ -14,6 +14,7 @@ from nenyax.cli.exits import FAILURE, INTERRUPTED, SUCCESS
 from nenyax.cli.params import constrain_option, param_option, sampling_params
 from nenyax.cli.paths import check_run_dir, check_writable
 from nenyax.cli.progress import prepare_model
+from nenyax.cli.run_config import config_option
 from nenyax.core import DEFAULT_MODEL, Endpoint, EpisodeInterrupted, Status, Trajectory, UsageError, load
 from nenyax.core.contract import serde
 from nenyax.core.contract.uri import MAX_SEED
@@ -24,7 +25,8 @@ from nenyax.core.engine.summary import summarize
 
 
 @click.command("try")
-@click.argument("uri")
+@click.argument("uri", required=False)
+@config_option("A run.toml (one that try --save wrote) naming the settings; options override it.")
 @click.option("--model", "-m", default=None, help=f"provider:model to play with (default {DEFAULT_MODEL}).")
 @click.option("--policy", type=click.Choice(sorted(BUILTIN_POLICIES)), default=None, help="Play a built-in policy.")
 @click.option("--task", default=None, help="Task id to play (default: the first task).")
@@ -51,7 +53,7 @@ from nenyax.core.engine.summary import summarize
 )
 @click.option("--quiet", "-q", is_flag=True, help="No spinner while the model loads.")
 def try_command(
-    uri: str,
+    uri: str | None,
     model: str | None,
     policy: str | None,
     task: str | None,
@@ -69,6 +71,9 @@ def try_command(
     quiet: bool,
 ) -> None:
     """Play one episode of URI and show it: turns, model text, rewards and the judgment."""
+    if not uri:
+        msg = "Name the environment to play, e.g. `nenyax try reasoning_gym:basic_arithmetic`."
+        raise UsageError(msg)
     if policy is not None and (model or base_url or api_key_env or params or constrain):
         msg = "Pass either --policy or a model (--model, --base-url, --api-key-env, --param, --constrain), not both."
         raise UsageError(msg)
@@ -151,6 +156,16 @@ def _settings(
         settings["policy"] = {"use": policy}
         return settings
     use, _, name = (model or DEFAULT_MODEL).partition(":")
-    provider = {"use": use, "model": name, **sampling, "base_url": base_url, "api_key_env": api_key_env}
-    settings["provider"] = {**provider, "constrain": constrain or None}
+    # The shape `eval` writes: sampling parameters beyond these two sit in [provider.params].
+    params = {k: v for k, v in sampling.items() if k not in ("max_tokens", "temperature")}
+    settings["provider"] = {
+        "use": use,
+        "model": name,
+        "max_tokens": sampling["max_tokens"],
+        "temperature": sampling["temperature"],
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "constrain": constrain or None,
+        "params": params or None,
+    }
     return settings
