@@ -254,9 +254,14 @@ def test_piped_output_keeps_each_text_on_one_line(capsys):
 
 def test_piped_check_evidence_is_not_wrapped(capsys):
     from nenyax.cli.commands.check import render_report
-    from nenyax.core.tiers.report import Tier, TierOutcome, TierReport, TierResult
+    from nenyax.core.tiers.report import Floor, Tier, TierOutcome, TierReport, TierResult
 
     result = TierResult(id="x/y", tier=Tier.CONNECTABLE, outcome=TierOutcome.PASSED, evidence=LONG.strip(), seconds=0.1)
-    render_report(TierReport(uri="a:b", tier=Tier.CONNECTABLE, results=(result,)))
-    [row] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("x/y")]
+    floor = Floor(probe="a constant answer '0'", score=0.12, reference=1.0, margin=0.88, required=0.3, tasks=20)
+    render_report(TierReport(uri="a:b", tier=Tier.CONNECTABLE, results=(result,), floor=floor))
+    lines = capsys.readouterr().out.splitlines()
+    [row] = [line for line in lines if line.startswith("x/y")]
     assert row.endswith(LONG.strip()) and "passed" in row
+    # The floor's sentence too stays one line (it was folded at 80 columns).
+    [line] = [line for line in lines if line.startswith("Floor: ")]
+    assert line.endswith("over 20 tasks (margin 0.88, 0.30 required).")

@@ -53,6 +53,7 @@ def render_report(report: CheckReport) -> None:
             f"Floor: {floor.probe} averages {floor.score:.2f} against the reference's {floor.reference:.2f} "
             f"over {floor.tasks} tasks (margin {floor.margin:.2f}, {floor.required:.2f} required).",
             markup=False,
+            soft_wrap=True,  # one line when piped; a terminal wraps it itself
         )
     console.print(f"Tier: [bold]{label}[/bold]")
 
