@@ -28,6 +28,12 @@ CONSTRAINTS = ["-c", str(ROOT / "constraints.txt")]
 ENV = {"NENYAX_STRICT_PLUGINS": "1", "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0"}
 
 
+def _env(session: nox.Session, **extra: str) -> dict[str, str]:
+    """`ENV` plus a checks folder of the session's own: the tiers the suites' `nenyax check` runs measure
+    must not become the tiers a developer's `nenyax list` shows (the model cache stays shared)."""
+    return {**ENV, "NENYAX_CHECKS_DIR": str(Path(session.create_tmp()) / "checks"), **extra}
+
+
 def _pyproject(package: str) -> dict:
     return tomllib.loads((PACKAGES[package] / "pyproject.toml").read_text())
 
@@ -107,7 +113,7 @@ def tests(session: nox.Session, package: str) -> None:
     group = _pyproject(package).get("dependency-groups", {}).get("test", ["pytest"])
     _install_local(session, package, *(_name(r) for r in group if _name(r) in PACKAGES))  # siblings from source
     session.install(*(r for r in group if _name(r) not in PACKAGES))
-    env = {**ENV, **_server_venvs(session, [package])}
+    env = _env(session, **_server_venvs(session, [package]))
     session.chdir(PACKAGES[package])
     session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=env)
     _release_on_ci(session)
@@ -125,7 +131,7 @@ def openenv_core_0_3(session: nox.Session) -> None:
     _install_local(session, package)
     session.install(*group, "openenv-core==0.3.0", *CONSTRAINTS)
     session.chdir(PACKAGES[package])
-    session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=ENV)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=_env(session))
     _release_on_ci(session)
 
 
@@ -147,7 +153,7 @@ def integration(session: nox.Session) -> None:
     groups = [r for p in PACKAGES for r in _pyproject(p).get("dependency-groups", {}).get("test", [])]
     groups = [r for r in groups if _name(r) not in PACKAGES]  # siblings are already installed from source
     session.install("pytest>=8", "build", "hatchling", *groups, *CONSTRAINTS)
-    env = {**ENV, **_server_venvs(session, list(PACKAGES))}
+    env = _env(session, **_server_venvs(session, list(PACKAGES)))
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", *session.posargs, env=env)
     _release_on_ci(session)
 
@@ -165,8 +171,8 @@ def wheels(session: nox.Session) -> None:
     """Build every wheel, install the wheels (not the sources) together and run the main job."""
     out = _build_wheels(session)
     session.install(*sorted(str(w) for w in out.glob("*.whl")), *CONSTRAINTS)
-    session.run("nenyax", "plugins", "--json", env=ENV)
-    session.run("nenyax", "check", "reasoning_gym:basic_arithmetic", "--require", "audited", env=ENV)
+    session.run("nenyax", "plugins", "--json", env=_env(session))
+    session.run("nenyax", "check", "reasoning_gym:basic_arithmetic", "--require", "audited", env=_env(session))
     _release_on_ci(session)
 
 

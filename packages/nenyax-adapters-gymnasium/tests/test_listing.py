@@ -6,16 +6,23 @@ from nenyax.adapters.gymnasium.adapter import GymnasiumAdapter
 from nenyax.core import load
 
 
+def _expected_uri(env_id):
+    # The rule, written out: an id whose entry point lives outside gymnasium is named with that package.
+    entry = gym.registry[env_id].entry_point
+    package = entry.split(":")[0].split(".")[0] if isinstance(entry, str) else entry.__module__.split(".")[0]
+    return f"gymnasium:{env_id}" if package == "gymnasium" else f"gymnasium:{package}:{env_id}"
+
+
 def test_listing_is_the_registry_with_entry_points():
     items = {i.uri: i.description for i in GymnasiumAdapter().listing()}
-    assert {uri.rsplit(":", 1)[1] for uri in items} == set(gym.registry)
+    assert set(items) == {_expected_uri(e) for e in gym.registry}
     assert items["gymnasium:FrozenLake-v1"] == "gymnasium.envs.toy_text.frozen_lake:FrozenLakeEnv"
     assert all(":" in d for d in items.values())  # a factory function is named by module:qualname, not a repr
 
 
 def test_where_filters_by_id():
     found = [i.uri for i in GymnasiumAdapter().listing("cartpole")]
-    assert [uri.rsplit(":", 1)[1] for uri in found] == sorted(e for e in gym.registry if "cartpole" in e.lower())
+    assert found == [_expected_uri(e) for e in sorted(gym.registry) if "cartpole" in e.lower()]
     assert "gymnasium:CartPole-v1" in found and "gymnasium:FrozenLake-v1" not in found
 
 
@@ -30,3 +37,17 @@ def test_an_id_another_package_registers_is_listed_under_that_package_and_that_u
         assert env.manifest.uri == item.uri  # the key `nenyax check` caches its tier under, which list reads
     finally:
         env.close()
+
+
+def test_an_id_an_imported_module_registers_is_listed_under_that_module(tmp_path, monkeypatch):
+    # A module registering an id for gymnasium's own class: only the module can make a new process know it.
+    (tmp_path / "nenyax_registers_one.py").write_text(
+        "import gymnasium\n"
+        "gymnasium.register('NenyaxRegistered-v0', entry_point='gymnasium.envs.classic_control.cartpole:CartPoleEnv')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    [item] = GymnasiumAdapter().listing("NenyaxRegistered", imports=("nenyax_registers_one",))
+    assert item.uri == "gymnasium:nenyax_registers_one:NenyaxRegistered-v0"
+    env = load(item.uri)
+    env.close()
+    gym.registry.pop("NenyaxRegistered-v0")

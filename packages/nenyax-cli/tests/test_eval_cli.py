@@ -56,7 +56,7 @@ def test_task_ids_pick_the_tasks(site, tmp_path):
     ("args", "sentence"),
     [
         ((), "Name the environment to evaluate"),
-        (("arith:add", "--policy", "null", "--model", "openai:m"), "either --policy or --model"),
+        (("arith:add", "--policy", "null", "--model", "openai:m"), "either --policy or a model (--model), not both"),
         (("--resume", "nowhere"), "does not exist"),
     ],
 )
@@ -107,3 +107,52 @@ def test_param_and_constrain_reach_the_model_are_recorded_and_a_config_replays_t
     assert mixed.returncode == 2 and "not both" in mixed.stderr and "Traceback" not in mixed.stderr
     typo = nenyax(site, "eval", "arith:add", "--param", "top_q=1", "--out", str(tmp_path / "y"))
     assert typo.returncode == 2 and "Did you mean top_p" in typo.stderr
+
+
+def test_param_may_name_temperature_and_merges_key_by_key_over_a_config(site, tmp_path):
+    """The scripted server stands in for a model: the test reads the request body each call sent."""
+    with serving_in_thread(ScriptedModelServer(lambda messages: "2")) as server:
+        model = ["--model", "openai:scripted", "--base-url", server.base_url, "--tasks", "1"]
+        first = tmp_path / "first"
+        done = nenyax(site, "eval", "arith:add", *model, "--param", "temperature=0", "--param", "seed=3",
+                      "--constrain", "--out", str(first))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert server.last_body["temperature"] == 0 and server.last_body["seed"] == 3
+        provider = load_run(first).config.settings["provider"]
+        assert provider["temperature"] == 0 and provider["params"] == {"seed": 3} and provider["constrain"] is True
+        # A --param on top of the file's [provider.params] adds to it; --no-constrain turns the file's off.
+        again = tmp_path / "again"
+        args = ["--config", str(first / "run.toml"), "--param", "top_p=0.5", "--no-constrain", "--out", str(again)]
+        assert nenyax(site, "eval", *args).returncode == 0
+        assert server.last_body["seed"] == 3 and server.last_body["top_p"] == 0.5
+        provider = load_run(again).config.settings["provider"]
+        assert provider["params"] == {"seed": 3, "top_p": 0.5} and "constrain" not in provider
+
+
+@pytest.mark.parametrize(
+    ("param", "sentence"),
+    [("stop=null", "sends nothing"), ("top_p=inf", "must be a finite number"), ("top_p=nan", "finite number")],
+)
+def test_a_param_that_cannot_round_trip_is_refused(site, tmp_path, param, sentence):
+    done = nenyax(site, "eval", "arith:add", "--model", "openai:m", "--param", param, "--out", str(tmp_path / "r"))
+    assert done.returncode == 2 and sentence in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_resume_refuses_a_directory_another_command_wrote(site, tmp_path):
+    run = tmp_path / "tried"
+    assert nenyax(site, "try", "arith:add", "--policy", "reference", "--save", str(run)).returncode == 0
+    done = nenyax(site, "eval", "--resume", str(run))
+    assert done.returncode == 2 and "written by `nenyax try --save`" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_config_names_a_known_command_or_none(site, tmp_path):
+    odd = tmp_path / "odd.toml"
+    odd.write_text('uri = "arith:add"\ncommand = 3\n')
+    done = nenyax(site, "eval", "--config", str(odd))
+    assert done.returncode == 2 and "command = 3" in done.stderr
+    handwritten = tmp_path / "mine.toml"  # no command key: any command that takes its keys may read it
+    handwritten.write_text('uri = "arith:add"\ntask = "add/0/1"\n[policy]\nuse = "reference"\n')
+    played = nenyax(site, "try", "--config", str(handwritten), "--json")
+    assert played.returncode == 0, played.stderr
+    assert json.loads(played.stdout)["task_id"] == "add/0/1"

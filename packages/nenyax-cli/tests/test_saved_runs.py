@@ -18,7 +18,8 @@ from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
 
 
 def nenyax(site, tmp_path, *args):
-    env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0", "NENYAX_CACHE_DIR": str(tmp_path)}
+    checks = str(tmp_path / "checks")
+    env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0", "NENYAX_CHECKS_DIR": checks}
     return subprocess.run(
         [sys.executable, "-m", "nenyax.cli", *args], capture_output=True, text=True, env=env, timeout=300, check=False
     )
@@ -86,14 +87,39 @@ def test_check_save_records_every_episode_the_checks_play(site, tmp_path):
     }
 
 
-def test_check_remembers_the_tier_it_measured(site, tmp_path, monkeypatch):
-    assert nenyax(site, tmp_path, "check", "arith:add?size=6", "--samples", "4", "--quiet").returncode == 0
-    monkeypatch.setenv("NENYAX_CACHE_DIR", str(tmp_path))
+def test_check_remembers_the_tier_it_measured_unless_the_check_was_weaker(site, tmp_path, monkeypatch):
+    assert nenyax(site, tmp_path, "check", "arith:add?size=6", "--quiet").returncode == 0
+    monkeypatch.setenv("NENYAX_CHECKS_DIR", str(tmp_path / "checks"))
     cached = recall("arith:add?size=6")
-    assert cached is not None and cached.tier is Tier.AUDITED and cached.samples == 4
+    # All 6 tasks were sampled (20 asked for, the environment has 6).
+    assert cached is not None and cached.tier is Tier.AUDITED and cached.samples == 6
     # This process lacks the fake distribution the check ran with: other versions, so not current here.
     assert cached.current is False
-    assert recall("arith:add?size=7") is None
+    # A weaker check (fewer samples or a lower margin) is no evidence for the listing: nothing kept.
+    for weaker in (["--samples", "1"], ["--margin", "0"]):
+        assert nenyax(site, tmp_path, "check", "arith:add?size=7", *weaker, "--quiet").returncode in (0, 1)
+        assert recall("arith:add?size=7") is None
+
+
+def test_a_check_whose_environment_no_longer_loads_forgets_its_tier(site, tmp_path, monkeypatch):
+    monkeypatch.setenv("NENYAX_CHECKS_DIR", str(tmp_path / "checks"))
+    assert nenyax(site, tmp_path, "check", "arith:add", "--quiet").returncode == 0
+    assert recall("arith:add") is not None
+    # The adapter is gone (uninstalled): the URI no longer loads, and its old tier must not stand.
+    nowhere = tmp_path / "no-plugins"
+    nowhere.mkdir()
+    gone = nenyax(nowhere, tmp_path, "check", "arith:add", "--quiet")
+    assert gone.returncode == 2 and "Traceback" not in gone.stderr
+    assert recall("arith:add") is None
+
+
+def test_a_bad_uri_under_check_save_leaves_no_run_directory_behind(site, tmp_path):
+    run = tmp_path / "checked"
+    bad = nenyax(site, tmp_path, "check", "arith:nope", "--save", str(run))
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert not run.exists()  # so the corrected command can use the same name
+    assert nenyax(site, tmp_path, "check", "arith:add", "--save", str(run), "--quiet").returncode == 0
+    assert load_run(run).trajectories
 
 
 def test_check_save_refuses_a_used_folder_before_checking(site, tmp_path):
@@ -139,3 +165,19 @@ def test_a_run_toml_replays_only_with_the_command_that_wrote_it(site, tmp_path):
     assert f"written by `nenyax try`; replay it with `nenyax try --config {run / 'run.toml'}`" in wrong.stderr
     nothing = nenyax(site, tmp_path, "try")
     assert nothing.returncode == 2 and "Name the environment to play" in nothing.stderr
+
+
+def test_a_policy_or_model_on_the_command_line_wins_over_the_files(site, tmp_path):
+    """The scripted server stands in for a model: the test needs to see which player the episode had."""
+    run = tmp_path / "reference"
+    assert nenyax(site, tmp_path, "try", "arith:add", "--policy", "reference", "--save", str(run)).returncode == 0
+    with serving_in_thread(ScriptedModelServer(lambda messages: "2")) as server:
+        model = ["--model", "openai:scripted", "--base-url", server.base_url]
+        done = nenyax(site, tmp_path, "try", "--config", str(run / "run.toml"), *model, "--json")
+        assert done.returncode in (0, 1), done.stderr
+        assert json.loads(done.stdout)["policy"]["kind"] == "endpoint" and server.last_body is not None
+        modelled = tmp_path / "modelled"
+        assert nenyax(site, tmp_path, "try", "arith:add", *model, "--save", str(modelled)).returncode in (0, 1)
+    back = nenyax(site, tmp_path, "try", "--config", str(modelled / "run.toml"), "--policy", "null", "--json")
+    assert back.returncode in (0, 1), back.stderr
+    assert json.loads(back.stdout)["policy"]["kind"] == "null"

@@ -7,13 +7,14 @@ from nenyax.core.contract.trajectory import Tier
 from nenyax.core.engine.cache import cache_root
 from nenyax.core.engine.rundirs import nenyax_versions
 from nenyax.core.plugins.registry import Registry
-from nenyax.core.tiers.cached import recall, remember
+from nenyax.core.tiers.cached import checks_dir, recall, remember
 from nenyax.core.tiers.check import check
 from nenyax.testing.fakes import AdapterPlugin
 
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
+    monkeypatch.delenv("NENYAX_CHECKS_DIR", raising=False)  # nox points it at a session folder
     monkeypatch.setenv("NENYAX_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path / "cache"
 
@@ -50,9 +51,23 @@ def test_a_tier_measured_by_other_versions_is_stale(cache, report):
     assert recall(report.manifest.uri, versions=other).current is False
 
 
-def test_an_environment_that_never_loaded_is_not_remembered(cache, report):
-    assert remember(attrs.evolve(report, manifest=None)) is None
-    assert not (cache / "checks").exists()
+def test_an_environment_that_did_not_load_forgets_what_was_kept(cache, report):
+    remember(report)
+    assert recall(report.manifest.uri) is not None
+    assert remember(attrs.evolve(report, manifest=None, uri=report.manifest.uri)) is None
+    assert recall(report.manifest.uri) is None
+
+
+def test_a_check_weaker_than_the_default_is_not_kept(cache, report):
+    assert remember(report, samples=5) is None and remember(report, margin=0.0) is None
+    assert recall(report.manifest.uri) is None
+    assert remember(report, samples=50, margin=0.5) is not None  # stricter is kept
+
+
+def test_the_checks_folder_can_be_named_on_its_own(cache, tmp_path, monkeypatch):
+    assert checks_dir() == cache / "checks"
+    monkeypatch.setenv("NENYAX_CHECKS_DIR", str(tmp_path / "elsewhere"))
+    assert checks_dir() == tmp_path / "elsewhere"
 
 
 def test_a_damaged_record_reads_as_none_and_an_unwritable_cache_costs_nothing(cache, report, tmp_path, monkeypatch):

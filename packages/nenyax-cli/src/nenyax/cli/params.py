@@ -1,11 +1,15 @@
-"""``--param KEY=VALUE``: further sampling parameters, values written as in a URI query."""
+"""The model options `try` and `eval` share: ``--param KEY=VALUE`` (values written as in a URI query),
+``--constrain``, and how they meet ``--policy`` and a config file."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
+from nenyax.cli.run_config import rank
 from nenyax.core import UsageError
 from nenyax.core.contract.chat import SAMPLING_KEYS
 from nenyax.core.contract.uri import parse_value
@@ -26,8 +30,47 @@ def sampling_params(pairs: tuple[str, ...]) -> dict[str, Any]:
             hint = f"Did you mean {' or '.join(close)}?" if close else f"Use one of {', '.join(sorted(SAMPLING_KEYS))}."
             msg = f"--param {key} is not a sampling parameter. {hint}"
             raise UsageError(msg)
-        out[key] = parse_value(text)
+        value = parse_value(text)
+        if value is None:
+            msg = f"--param {key}=null sends nothing; leave --param {key} out to keep the default."
+            raise UsageError(msg)
+        if isinstance(value, float) and not math.isfinite(value):
+            msg = f"--param {key} must be a finite number, not {text!r}."
+            raise UsageError(msg)
+        out[key] = value
     return out
+
+
+def merged_params(ctx: click.Context, given: tuple[str, ...]) -> dict[str, Any]:
+    """`--param` values over a config file's ``[provider.params]``, key by key (the command line wins).
+
+    Click hands a multiple option either the command line's values or the file's, never both.
+    """
+    if ctx.get_parameter_source("params") is not ParameterSource.COMMANDLINE:
+        return sampling_params(tuple(given or ()))
+    from_file = tuple((ctx.default_map or {}).get("params", ()))
+    return {**sampling_params(from_file), **sampling_params(tuple(given))}
+
+
+MODEL_OPTIONS = ("model", "base_url", "api_key_env", "params", "constrain")
+"""The options that describe a model; any of them set means the command plays one."""
+
+
+def policy_or_model(ctx: click.Context, opts: dict[str, Any]) -> str | None:
+    """Which of `--policy` and the model options wins when both are set: the one from the higher level of
+    precedence (command line > environment variable > config file), "policy" or "model"; None when only one
+    kind is set. Both from the same level is a user mistake, said in one sentence.
+    """
+    model_set = [name for name in MODEL_OPTIONS if opts.get(name)]
+    if not opts.get("policy") or not model_set:
+        return None
+    policy_rank = rank(ctx, "policy")
+    model_rank = min(rank(ctx, name) for name in model_set)
+    if policy_rank == model_rank:
+        flags = ", ".join("--" + name.replace("_", "-") for name in model_set)
+        msg = f"Pass either --policy or a model ({flags}), not both."
+        raise UsageError(msg)
+    return "policy" if policy_rank < model_rank else "model"
 
 
 # The model options `try` and `eval` share, spelled once.
@@ -39,8 +82,7 @@ param_option = click.option(
     help="Another sampling parameter for the model (top_p=0.9, seed=3, min_tokens=100); repeatable.",
 )
 constrain_option = click.option(
-    "--constrain",
-    is_flag=True,
+    "--constrain/--no-constrain",
     default=False,
     help="Let the model reply only with one of the valid actions, where there are few (constrained decoding).",
 )

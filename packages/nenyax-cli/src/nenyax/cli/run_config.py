@@ -34,6 +34,9 @@ from nenyax.core.engine.rundirs import read_config
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+COMMANDS_WITH_CONFIG = ("eval", "try", "check")
+"""The commands that take ``--config`` (a run.toml's optional ``command`` names one of them)."""
+
 _PROVIDER_KEYS = {"base_url", "api_key_env", "max_tokens", "temperature", "constrain", "params"}
 
 
@@ -73,8 +76,11 @@ def apply_config(ctx: click.Context, _param: click.Parameter, value: Path | None
     if value is None:
         return None
     settings = dict(read_config(value).settings)
-    # `try` and `check` record which command wrote the file; `eval`'s files predate the key and omit it.
-    wrote = settings.pop("command", "eval")
+    # `try` and `check` record which command wrote the file; `eval`'s files and hand-written ones may omit it.
+    wrote = settings.pop("command", ctx.command.name)
+    if wrote not in COMMANDS_WITH_CONFIG:
+        msg = f"{value} names command = {wrote!r}; a run config is one of {', '.join(COMMANDS_WITH_CONFIG)}'s."
+        raise UsageError(msg)
     if wrote != ctx.command.name:
         msg = f"{value} was written by `nenyax {wrote}`; replay it with `nenyax {wrote} --config {value}`."
         raise UsageError(msg)
@@ -88,15 +94,13 @@ def apply_config(ctx: click.Context, _param: click.Parameter, value: Path | None
     return value
 
 
-def stronger(ctx: click.Context, first: str, second: str) -> str | None:
-    """Of two options set together, the one from the higher-precedence source; None when tied."""
-    order = [ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT, ParameterSource.DEFAULT_MAP]
-    a, b = ctx.get_parameter_source(first), ctx.get_parameter_source(second)
-    rank = {s: i for i, s in enumerate(order)}
-    ra, rb = rank.get(a, len(order)) if a else len(order), rank.get(b, len(order)) if b else len(order)
-    if ra == rb:
-        return None
-    return first if ra < rb else second
+_ORDER = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT, ParameterSource.DEFAULT_MAP)
+
+
+def rank(ctx: click.Context, name: str) -> int:
+    """Where option `name`'s value came from: 0 the command line, 1 its variable, 2 a config file, 3 its default."""
+    source = ctx.get_parameter_source(name)
+    return _ORDER.index(source) if source in _ORDER else len(_ORDER)
 
 
 def config_option(help_text: str) -> Callable[[F], F]:

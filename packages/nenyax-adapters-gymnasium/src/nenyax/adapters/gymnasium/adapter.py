@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import gymnasium as gym
@@ -9,6 +10,7 @@ from nenyax.adapters.gymnasium.environment import GymEnvironment
 from nenyax.adapters.gymnasium.spec import ids_of_module, import_module, make, parse_spec
 from nenyax.core import Listing
 from nenyax.core.contract.uri import EnvURI
+from nenyax.core.errors import BadURIError
 
 
 class GymnasiumAdapter:
@@ -41,23 +43,35 @@ class GymnasiumAdapter:
         third_party = {env_id: f"{m}:{env_id}" for m in import_modules for env_id in ids_of_module(m)}
         return sorted(third_party.get(env_id, env_id) for env_id in gym.registry)
 
-    def listing(self, where: str | None = None) -> list[Listing]:
-        """Every registered env id (modules imported before, e.g. ``nenyax list --import ale_py``, included),
-        described by its entry point; `where` filters ids by substring.
+    def listing(self, where: str | None = None, imports: tuple[str, ...] = ()) -> list[Listing]:
+        """Every registered env id, described by its entry point; `where` filters ids by substring.
 
-        An id whose env lives in another package is listed under that package
-        (``gymnasium:minigrid:MiniGrid-Empty-5x5-v0``): a new process knows it only once the package is
-        imported, so the bare id would not load.
+        Each module of `imports` (``nenyax list --import ale_py``) is imported here, and the ids it
+        registers are listed under it (``gymnasium:<module>:<id>``); an id whose env lives in another
+        package is listed under that package (``gymnasium:minigrid:MiniGrid-Empty-5x5-v0``). A new
+        process knows such an id only once its module is imported, so the bare id would not load.
         """
+        owner: dict[str, str] = {}
+        for module_name in imports:
+            before = set(gym.registry)
+            try:
+                importlib.import_module(module_name)
+            except ImportError as exc:
+                msg = f"Cannot import {module_name!r} ({exc}); install it or drop --import {module_name}."
+                raise BadURIError(msg) from exc
+            for env_id in set(gym.registry) - before:
+                owner[env_id] = module_name
+            for env_id in ids_of_module(module_name):  # imported before: known by its entry point
+                owner.setdefault(env_id, module_name)
         return [
-            Listing(uri=_uri(env_id), description=_entry_point(gym.registry[env_id].entry_point))
+            Listing(uri=_uri(env_id, owner.get(env_id)), description=_entry_point(gym.registry[env_id].entry_point))
             for env_id in self.env_ids()
             if not where or where.lower() in env_id.lower()
         ]
 
 
-def _uri(env_id: str) -> str:
-    package = _entry_point(gym.registry[env_id].entry_point).partition(":")[0].split(".")[0]
+def _uri(env_id: str, module: str | None = None) -> str:
+    package = module or _entry_point(gym.registry[env_id].entry_point).partition(":")[0].split(".")[0]
     return f"gymnasium:{env_id}" if package in ("", "gymnasium") else f"gymnasium:{package}:{env_id}"
 
 

@@ -18,7 +18,7 @@ from nenyax.core.contract.trajectory import Tier
 from nenyax.core.contract.uri import MAX_SEED
 from nenyax.core.engine.rundirs import CHECK_REPORT, TRAJECTORIES, create_run, record_manifest
 from nenyax.core.engine.sinks import JsonlSink
-from nenyax.core.tiers.cached import remember
+from nenyax.core.tiers.cached import forget, remember
 from nenyax.core.tiers.check import DEFAULT_MARGIN, DEFAULT_SAMPLES, CheckReport, Outcome, check
 from nenyax.core.tiers.checks import CHECKS
 
@@ -110,8 +110,10 @@ def check_command(
         msg = "Name the environment to check, e.g. `nenyax check reasoning_gym:basic_arithmetic`."
         raise UsageError(msg)
     sink = None
+    made = None
     if save is not None:
         check_run_dir(save, "--save")
+        made = save if not save.exists() else None
         settings = {"uri": uri, "command": "check", "samples": samples, "seed": seed, "margin": margin}
         create_run(save, settings, None)  # the manifest's digest is added once the environment has loaded
         sink = JsonlSink(save / TRAJECTORIES)
@@ -129,10 +131,16 @@ def check_command(
                 progress=progress,
                 on_episode=sink.write if sink is not None else None,
             )
+    except UsageError:
+        forget(uri)  # the environment no longer loads (or never did): no old tier may stand for it
+        if sink is not None:
+            sink.close()
+            _discard_unused_run(save, made)
+        raise
     finally:
         if sink is not None:
             sink.close()  # every episode played so far stays on disk, even when the check was stopped
-    remember(report)  # what `nenyax list` shows as the tier measured
+    remember(report, samples=samples, margin=margin)  # what `nenyax list` shows as the tier measured
     if save is not None:
         if report.manifest is not None:
             record_manifest(save, report.manifest)
@@ -153,3 +161,14 @@ def check_command(
         sys.exit(0 if report.tier >= Tier[require.upper()] else 1)
     # Nothing measured (not even connectable, e.g. a server that cannot be reached) is no success either.
     sys.exit(1 if report.failed or report.tier is Tier.NONE else 0)
+
+
+def _discard_unused_run(save: Path | None, made: Path | None) -> None:
+    """A user mistake (a bad URI) stopped the check before any episode: take back the empty run directory it
+    started, so fixing the URI and running the same command again works."""
+    if save is None or (save / TRAJECTORIES).stat().st_size > 0:
+        return
+    for name in (TRAJECTORIES, "run.toml"):
+        (save / name).unlink(missing_ok=True)
+    if made is not None and not any(save.iterdir()):
+        save.rmdir()

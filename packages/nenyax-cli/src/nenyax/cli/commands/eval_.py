@@ -11,9 +11,9 @@ import click
 import orjson
 
 from nenyax.cli.eval_report import print_summary
-from nenyax.cli.params import constrain_option, param_option, sampling_params
+from nenyax.cli.params import constrain_option, merged_params, param_option, policy_or_model
 from nenyax.cli.progress import bar, prepare_model, watching
-from nenyax.cli.run_config import config_option, settings_to_options, stronger
+from nenyax.cli.run_config import config_option, settings_to_options
 from nenyax.core import DEFAULT_MODEL, Endpoint, UsageError, load
 from nenyax.core.contract.trajectory import Trajectory, new_id
 from nenyax.core.engine.policies import BUILTIN_POLICIES, as_policy
@@ -164,7 +164,11 @@ def _resume_settings(ctx: click.Context, resume: Path, opts: dict[str, Any]) -> 
         msg = "--resume finishes a run in its own directory; drop --out."
         raise UsageError(msg)
     opts.pop("out")
-    stored = read_config(resume).settings
+    stored = dict(read_config(resume).settings)
+    wrote = stored.pop("command", "eval")
+    if wrote != "eval":
+        msg = f"{resume} was written by `nenyax {wrote} --save`; only a run of `nenyax eval` can be resumed."
+        raise UsageError(msg)
     for name, value in settings_to_options(stored).items():
         source = ctx.get_parameter_source(name)
         if name in opts and source not in (
@@ -200,15 +204,11 @@ def _settings(ctx: click.Context, opts: dict[str, Any]) -> dict[str, Any]:
         msg = "Name the environment to evaluate, e.g. `nenyax eval reasoning_gym:basic_arithmetic`."
         raise UsageError(msg)
     model, policy = opts["model"], opts["policy"]
-    if policy and (opts["params"] or opts["constrain"]) and not model:
-        msg = "Pass either --policy or a model's --param/--constrain, not both."
-        raise UsageError(msg)
-    if model and policy:
-        winner = stronger(ctx, "model", "policy")
-        if winner is None:
-            msg = "Pass either --policy or --model, not both."
-            raise UsageError(msg)
-        model, policy = (model, None) if winner == "model" else (None, policy)
+    winner = policy_or_model(ctx, opts)  # both set: the one from the higher level of precedence
+    if winner == "model":
+        policy = None
+    elif winner == "policy":
+        model = None
     settings: dict[str, Any] = {"uri": uri}
     task_ids = _split_ids(tuple(opts["task_ids"] or ()))
     if task_ids:
@@ -234,7 +234,10 @@ def _settings(ctx: click.Context, opts: dict[str, Any]) -> dict[str, Any]:
                 provider[key] = opts[key]
         if opts["constrain"]:
             provider["constrain"] = True
-        params = sampling_params(tuple(opts["params"] or ()))
+        params = merged_params(ctx, tuple(opts["params"] or ()))
+        for key in ("max_tokens", "temperature"):  # --param may name these too; they have their own keys
+            if key in params:
+                provider[key] = params.pop(key)
         if params:
             provider["params"] = params
         settings["provider"] = provider

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any
 
 import click
 import orjson
@@ -29,27 +32,31 @@ def list_command(adapter: str | None, where: str | None, imports: tuple[str, ...
 
     Each shows, in brackets, the tier nenyax check last measured for it on this machine, if one did.
     """
+    registry = default_registry()
+    names = [adapter] if adapter else registry.names("adapter")
+    if adapter:
+        registry.get("adapter", adapter)  # an unknown name fails here, with suggestions
+    listers = {name: getattr(registry.create("adapter", name), "listing", None) for name in names}
+    # An adapter whose listing takes `imports` imports the modules itself, so it can tell which ids each
+    # one registers (and name them in URIs that load in a new process); it lists before anything else
+    # imports them. The other listers see the modules already imported.
+    takes_imports = {name for name, lister in listers.items() if lister is not None and _takes_imports(lister)}
+    listed = {name: listers[name](where, imports=imports) for name in names if name in takes_imports}  # type: ignore[misc]
     for module in imports:
         try:
             importlib.import_module(module)
         except ImportError as exc:
             msg = f"Cannot import {module!r} ({exc}); install it or drop --import {module}."
             raise UsageError(msg) from exc
-    registry = default_registry()
-    names = [adapter] if adapter else registry.names("adapter")
-    if adapter:
-        registry.get("adapter", adapter)  # an unknown name fails here, with suggestions
     result: dict[str, list[dict[str, str | None]] | None] = {}
     versions = nenyax_versions()
     for name in names:
-        instance = registry.create("adapter", name)
-        lister = getattr(instance, "listing", None)
+        lister = listers[name]
         if lister is None:
             result[name] = None  # this adapter cannot say what it can load: its URIs name a server or a path
             continue
-        result[name] = [
-            {"uri": i.uri, "description": i.description, **_measured(i.uri, versions)} for i in lister(where)
-        ]
+        items = listed[name] if name in listed else lister(where)
+        result[name] = [{"uri": i.uri, "description": i.description, **_measured(i.uri, versions)} for i in items]
     if as_json:
         click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
         return
@@ -85,3 +92,10 @@ def _tier_column(item: dict[str, str | None]) -> str:
     if item["stale_tier"]:
         return f"[{item['stale_tier']}?] "
     return ""
+
+
+def _takes_imports(lister: Callable[..., Any]) -> bool:
+    try:
+        return "imports" in inspect.signature(lister).parameters
+    except (TypeError, ValueError):  # a builtin or C callable without a signature
+        return False

@@ -11,7 +11,7 @@ import click
 
 from nenyax.cli.deadline import command_deadline
 from nenyax.cli.exits import FAILURE, INTERRUPTED, SUCCESS
-from nenyax.cli.params import constrain_option, param_option, sampling_params
+from nenyax.cli.params import constrain_option, merged_params, param_option, policy_or_model
 from nenyax.cli.paths import check_run_dir, check_writable
 from nenyax.cli.progress import prepare_model
 from nenyax.cli.run_config import config_option
@@ -52,7 +52,9 @@ from nenyax.core.engine.summary import summarize
     "or append it to PATH if PATH ends in .jsonl.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No spinner while the model loads.")
+@click.pass_context
 def try_command(
+    ctx: click.Context,
     uri: str | None,
     model: str | None,
     policy: str | None,
@@ -74,13 +76,17 @@ def try_command(
     if not uri:
         msg = "Name the environment to play, e.g. `nenyax try reasoning_gym:basic_arithmetic`."
         raise UsageError(msg)
-    if policy is not None and (model or base_url or api_key_env or params or constrain):
-        msg = "Pass either --policy or a model (--model, --base-url, --api-key-env, --param, --constrain), not both."
-        raise UsageError(msg)
+    chosen = {"policy": policy, "model": model, "base_url": base_url, "api_key_env": api_key_env}
+    winner = policy_or_model(ctx, {**chosen, "params": params, "constrain": constrain})
+    if winner == "policy":  # a --policy over a config file's model (or the reverse): the stronger one plays
+        model = base_url = api_key_env = None
+        params, constrain = (), False
+    elif winner == "model":
+        policy = None
     player: object = policy
     sampling: dict[str, Any] = {}
     if policy is None:
-        sampling = {"max_tokens": max_tokens, "temperature": temperature, **sampling_params(params)}
+        sampling = {"max_tokens": max_tokens, "temperature": temperature, **merged_params(ctx, params)}
         player = Endpoint(model, base_url=base_url, api_key_env=api_key_env, constrain=constrain, **sampling)
         player.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any episode
     # Before the episode: a long episode must not be lost to a typo.

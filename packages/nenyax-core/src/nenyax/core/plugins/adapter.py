@@ -41,7 +41,9 @@ class Adapter(Protocol):
     Optional: ``listing(self, where: str | None = None) -> Sequence[Listing]``, what the adapter can
     load here (the datasets a library registers, the files a folder holds; `where` narrows it, e.g.
     a folder). `nenyax list` calls it when present and says "cannot list" otherwise; it is not part
-    of this protocol so an adapter without it still is one.
+    of this protocol so an adapter without it still is one. A listing that also takes
+    ``imports: tuple[str, ...]`` is handed the modules of ``nenyax list --import`` not yet imported, to
+    import itself (so it can tell which entries each one adds).
     """
 
     def load(self, uri: EnvURI, context: LoadContext) -> Environment:

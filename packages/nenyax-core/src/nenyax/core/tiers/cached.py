@@ -1,12 +1,16 @@
 """The last tier `nenyax check` measured for each environment, kept so `nenyax list` can show it.
 
-One small JSON file per environment under ``<cache>/checks/``. A result is shown only while the
-nenyax distributions that measured it are the ones installed: a tier measured by other code is not
-evidence about this code, so it reads as stale rather than as a tier.
+One small JSON file per environment under ``$NENYAX_CHECKS_DIR``, else ``<cache>/checks/``. Only a
+check at least as strict as the default (``--samples`` and ``--margin`` no lower) is kept: a weaker
+one is no evidence for the listing. A check whose environment no longer loads forgets the old tier.
+A result is shown only while the nenyax distributions that measured it are the ones installed: a tier
+measured by other code is not evidence about this code, so it reads as stale rather than as a tier.
+(The format library's own version is recorded with the manifest digest, not compared.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -19,6 +23,8 @@ from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.engine.cache import cache_root
 from nenyax.core.engine.rundirs import nenyax_versions
+from nenyax.core.tiers.check import DEFAULT_SAMPLES
+from nenyax.core.tiers.checks import DEFAULT_MARGIN
 from nenyax.core.tiers.report import TierReport
 
 
@@ -36,16 +42,33 @@ class CachedTier:
     """False when the nenyax versions installed differ from those that measured it."""
 
 
+def checks_dir() -> Path:
+    """Where the records live: ``$NENYAX_CHECKS_DIR``, else ``<cache>/checks`` (test suites point it elsewhere)."""
+    explicit = os.environ.get("NENYAX_CHECKS_DIR")
+    return Path(explicit).expanduser() if explicit else cache_root() / "checks"
+
+
 def _path(uri: str) -> Path:
-    return cache_root() / "checks" / f"{hashlib.sha256(uri.encode()).hexdigest()[:32]}.json"
+    return checks_dir() / f"{hashlib.sha256(uri.encode()).hexdigest()[:32]}.json"
 
 
-def remember(report: TierReport) -> Path | None:
-    """Keep `report`'s tier under the environment's canonical URI (its manifest's); None if it never loaded.
+def forget(uri: str) -> None:
+    """Drop what was kept for `uri` (its environment no longer loads: an old tier would mislead)."""
+    with contextlib.suppress(OSError):
+        _path(uri).unlink(missing_ok=True)
 
-    A cache that cannot be written (read-only home, full disk) costs the listing a column, not the check.
+
+def remember(report: TierReport, *, samples: int = DEFAULT_SAMPLES, margin: float = DEFAULT_MARGIN) -> Path | None:
+    """Keep `report`'s tier under the environment's canonical URI (its manifest's); None when nothing was kept.
+
+    `samples` and `margin` are what the check was asked for: below the defaults nothing is kept. An
+    environment that did not load forgets its record. A cache that cannot be written (read-only home,
+    full disk) costs the listing a column, not the check.
     """
     if report.manifest is None:
+        forget(report.uri)
+        return None
+    if samples < DEFAULT_SAMPLES or margin < DEFAULT_MARGIN:
         return None
     record = {
         "uri": report.manifest.uri,
@@ -53,6 +76,7 @@ def remember(report: TierReport) -> Path | None:
         "checked": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "samples": report.samples,
         "seed": report.seed,
+        "margin": margin,
         "manifest_digest": serde.digest(report.manifest),
         "versions": nenyax_versions(),
     }
