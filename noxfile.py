@@ -31,7 +31,9 @@ ENV = {"NENYAX_STRICT_PLUGINS": "1", "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0
 def _env(session: nox.Session, **extra: str) -> dict[str, str]:
     """`ENV` plus a checks folder of the session's own: the tiers the suites' `nenyax check` runs measure
     must not become the tiers a developer's `nenyax list` shows (the model cache stays shared)."""
-    return {**ENV, "NENYAX_CHECKS_DIR": str(Path(session.create_tmp()) / "checks"), **extra}
+    # Inside the session's virtualenv (deleted with it on CI); not `session.create_tmp()`, which also moves TMPDIR.
+    checks = Path(session.virtualenv.location) / "nenyax-checks"
+    return {**ENV, "NENYAX_CHECKS_DIR": str(checks), **extra}
 
 
 def _pyproject(package: str) -> dict:

@@ -7,6 +7,7 @@ in-memory fake, registered by entry point as a real plugin is; tests/ runs the C
 import pytest
 
 from nenyax.testing.distributions import write_distribution
+from nenyax.testing.suites.isolation import own_checks_dir  # noqa: F401 - autouse: no test writes the user's tier cache
 
 ARITH_PLUGIN = """
 from nenyax.core.hookspecs import PluginSpec, hookimpl

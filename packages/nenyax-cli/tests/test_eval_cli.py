@@ -15,8 +15,8 @@ from nenyax.core import load_run
 from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
 
 
-def nenyax(site, *args):
-    env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0"}
+def nenyax(site, *args, extra_env=None):
+    env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0", **(extra_env or {})}
     return subprocess.run(
         [sys.executable, "-m", "nenyax.cli", *args], capture_output=True, text=True, env=env, timeout=300, check=False
     )
@@ -131,7 +131,7 @@ def test_param_may_name_temperature_and_merges_key_by_key_over_a_config(site, tm
 
 @pytest.mark.parametrize(
     ("param", "sentence"),
-    [("stop=null", "sends nothing"), ("top_p=inf", "must be a finite number"), ("top_p=nan", "finite number")],
+    [("stop=null", "sends nothing"), ("top_p=inf", "finite numbers only"), ("top_p=nan", "finite numbers only")],
 )
 def test_a_param_that_cannot_round_trip_is_refused(site, tmp_path, param, sentence):
     done = nenyax(site, "eval", "arith:add", "--model", "openai:m", "--param", param, "--out", str(tmp_path / "r"))
@@ -156,3 +156,40 @@ def test_a_config_names_a_known_command_or_none(site, tmp_path):
     played = nenyax(site, "try", "--config", str(handwritten), "--json")
     assert played.returncode == 0, played.stderr
     assert json.loads(played.stdout)["task_id"] == "add/0/1"
+
+
+def test_an_exported_base_url_does_not_turn_a_policy_run_into_a_model_run(site, tmp_path):
+    run = tmp_path / "policy"
+    assert nenyax(site, "eval", "arith:add", "--policy", "reference", "--tasks", "2", "--out", str(run)).returncode == 0
+    (run / "summary.json").unlink()
+    lines = (run / "trajectories.jsonl").read_text().splitlines(keepends=True)
+    (run / "trajectories.jsonl").write_text(lines[0])  # as if killed after one episode
+    env = {"NENYAX_BASE_URL": "http://127.0.0.1:9/v1", "NENYAX_API_KEY_ENV": "NOT_SET_HERE"}
+    resumed = nenyax(site, "eval", "--resume", str(run), "--json", extra_env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["episodes"] == 2
+    assert {t.policy.kind for t in load_run(run).trajectories} == {"reference"}
+
+
+@pytest.mark.parametrize(
+    ("param", "sentence"),
+    [
+        ('stop=[null,"x"]', "holds a null"),
+        ("stop=[1e999]", "finite numbers only"),
+        ("seed=99999999999999999999", "beyond 64 bits"),
+    ],
+)
+def test_a_nested_value_no_request_can_carry_is_refused(site, tmp_path, param, sentence):
+    done = nenyax(site, "eval", "arith:add", "--model", "openai:m", "--param", param, "--out", str(tmp_path / "r"))
+    assert done.returncode == 2 and sentence in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_config_with_an_infinite_param_is_refused_and_an_eval_run_names_its_command(site, tmp_path):
+    config = tmp_path / "run.toml"
+    config.write_text('uri = "arith:add"\n[provider]\nuse = "openai"\nmodel = "m"\n[provider.params]\ntop_p = inf\n')
+    done = nenyax(site, "eval", "--config", str(config), "--out", str(tmp_path / "r"))
+    assert done.returncode == 2 and "finite numbers only" in done.stderr and "Traceback" not in done.stderr
+    run = tmp_path / "evaluated"
+    assert nenyax(site, "eval", "arith:add", "--policy", "null", "--tasks", "1", "--out", str(run)).returncode == 0
+    wrong = nenyax(site, "try", "--config", str(run / "run.toml"))
+    assert wrong.returncode == 2 and "written by `nenyax eval`" in wrong.stderr

@@ -9,7 +9,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from nenyax.cli.run_config import rank
+from nenyax.cli.run_config import ENVIRONMENT_RANK, rank
 from nenyax.core import UsageError
 from nenyax.core.contract.chat import SAMPLING_KEYS
 from nenyax.core.contract.uri import parse_value
@@ -34,11 +34,28 @@ def sampling_params(pairs: tuple[str, ...]) -> dict[str, Any]:
         if value is None:
             msg = f"--param {key}=null sends nothing; leave --param {key} out to keep the default."
             raise UsageError(msg)
-        if isinstance(value, float) and not math.isfinite(value):
-            msg = f"--param {key} must be a finite number, not {text!r}."
-            raise UsageError(msg)
+        _check_sendable(key, value)
         out[key] = value
     return out
+
+
+def _check_sendable(key: str, value: Any) -> None:
+    """Refuse what a JSON request body cannot carry as written (and run.toml could not give back)."""
+    if value is None:
+        msg = f"--param {key} holds a null; write the value without it."
+        raise UsageError(msg)
+    if isinstance(value, float) and not math.isfinite(value):
+        msg = f"--param {key} must hold finite numbers only, not {value!r}."
+        raise UsageError(msg)
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        msg = f"--param {key} holds an integer beyond 64 bits ({value}); no server reads it."
+        raise UsageError(msg)
+    if isinstance(value, list | tuple):
+        for item in value:
+            _check_sendable(key, item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _check_sendable(key, item)
 
 
 def merged_params(ctx: click.Context, given: tuple[str, ...]) -> dict[str, Any]:
@@ -61,7 +78,12 @@ def policy_or_model(ctx: click.Context, opts: dict[str, Any]) -> str | None:
     precedence (command line > environment variable > config file), "policy" or "model"; None when only one
     kind is set. Both from the same level is a user mistake, said in one sentence.
     """
-    model_set = [name for name in MODEL_OPTIONS if opts.get(name)]
+    # An exported NENYAX_BASE_URL or NENYAX_API_KEY_ENV says where a model would be, not that one is wanted.
+    model_set = [
+        name
+        for name in MODEL_OPTIONS
+        if opts.get(name) and not (name in ("base_url", "api_key_env") and rank(ctx, name) == ENVIRONMENT_RANK)
+    ]
     if not opts.get("policy") or not model_set:
         return None
     policy_rank = rank(ctx, "policy")

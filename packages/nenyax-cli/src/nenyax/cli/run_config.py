@@ -21,12 +21,12 @@ what the run found, is ignored when reading it back as a config)::
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-import orjson
 from click.core import ParameterSource
 
 from nenyax.core import UsageError
@@ -62,8 +62,9 @@ def settings_to_options(settings: dict[str, Any]) -> dict[str, Any]:
                 msg = "A config's [provider.params] must be a table of sampling parameters, e.g. top_p = 0.9."
                 raise UsageError(msg)
             if params:
-                # As --param spells them: JSON reads back as the same value (parse_value decodes JSON).
-                options["params"] = tuple(f"{k}={orjson.dumps(v).decode()}" for k, v in params.items())
+                # As --param spells them: JSON reads back as the same value (parse_value decodes JSON);
+                # the standard library's, which writes what TOML held (inf, big integers) for the check to refuse.
+                options["params"] = tuple(f"{k}={json.dumps(v)}" for k, v in params.items())
         elif key == "policy" and isinstance(value, dict):
             options["policy"] = value.get("use")
         else:
@@ -95,6 +96,7 @@ def apply_config(ctx: click.Context, _param: click.Parameter, value: Path | None
 
 
 _ORDER = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT, ParameterSource.DEFAULT_MAP)
+ENVIRONMENT_RANK = _ORDER.index(ParameterSource.ENVIRONMENT)
 
 
 def rank(ctx: click.Context, name: str) -> int:

@@ -13,7 +13,7 @@ import orjson
 from nenyax.cli.eval_report import print_summary
 from nenyax.cli.params import constrain_option, merged_params, param_option, policy_or_model
 from nenyax.cli.progress import bar, prepare_model, watching
-from nenyax.cli.run_config import config_option, settings_to_options
+from nenyax.cli.run_config import COMMANDS_WITH_CONFIG, config_option, settings_to_options
 from nenyax.core import DEFAULT_MODEL, Endpoint, UsageError, load
 from nenyax.core.contract.trajectory import Trajectory, new_id
 from nenyax.core.engine.policies import BUILTIN_POLICIES, as_policy
@@ -165,10 +165,14 @@ def _resume_settings(ctx: click.Context, resume: Path, opts: dict[str, Any]) -> 
         raise UsageError(msg)
     opts.pop("out")
     stored = dict(read_config(resume).settings)
-    wrote = stored.pop("command", "eval")
+    wrote = stored.get("command", "eval")  # runs written before the key existed are eval's
+    if wrote not in COMMANDS_WITH_CONFIG:
+        msg = f"{resume}/run.toml names command = {wrote!r}; it is not a run nenyax wrote."
+        raise UsageError(msg)
     if wrote != "eval":
         msg = f"{resume} was written by `nenyax {wrote} --save`; only a run of `nenyax eval` can be resumed."
         raise UsageError(msg)
+    stored["command"] = "eval"
     for name, value in settings_to_options(stored).items():
         source = ctx.get_parameter_source(name)
         if name in opts and source not in (
@@ -209,7 +213,7 @@ def _settings(ctx: click.Context, opts: dict[str, Any]) -> dict[str, Any]:
         policy = None
     elif winner == "policy":
         model = None
-    settings: dict[str, Any] = {"uri": uri}
+    settings: dict[str, Any] = {"uri": uri, "command": "eval"}
     task_ids = _split_ids(tuple(opts["task_ids"] or ()))
     if task_ids:
         settings["task_ids"] = task_ids
