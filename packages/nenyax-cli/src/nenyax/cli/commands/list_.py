@@ -70,11 +70,15 @@ def list_command(adapter: str | None, where: str | None, imports: tuple[str, ...
         for item in items:
             click.echo(f"  {item['uri']:<{width}}  {_tier_column(item):<{tiers}}{item['description']}".rstrip())
     if any(item["tier"] or item["stale_tier"] for items in result.values() for item in items or ()):
-        click.echo("[tier] is what `nenyax check` last measured here; [tier?] was measured by other nenyax versions.")
+        click.echo(
+            "[tier] is what `nenyax check` last measured here; [tier?] was measured with other nenyax "
+            "distributions or versions installed."
+        )
 
 
 def _measured(uri: str, versions: dict[str, str]) -> dict[str, str | None]:
-    """The tier `nenyax check` last measured for `uri`; one measured by other versions is only `stale_tier`."""
+    """The tier `nenyax check` last measured for `uri`; one measured with other nenyax distributions or
+    versions installed is only `stale_tier`."""
     cached = recall(uri, versions)
     if cached is None:
         return {"tier": None, "stale_tier": None, "checked": None}
