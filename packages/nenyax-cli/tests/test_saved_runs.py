@@ -96,8 +96,9 @@ def test_check_remembers_the_tier_it_measured_unless_the_check_was_weaker(site, 
     # This process lacks the fake distribution the check ran with: other versions, so not current here.
     assert cached.current is False
     # A weaker check (fewer samples or a lower margin) is no evidence for the listing: nothing kept.
-    for weaker in (["--samples", "1"], ["--margin", "0"]):
-        assert nenyax(site, tmp_path, "check", "arith:add?size=7", *weaker, "--quiet").returncode in (0, 1)
+    # One sample cannot show the reference above the floor (exit 1); a margin of 0 passes anything (exit 0).
+    for weaker, code in ((["--samples", "1"], 1), (["--margin", "0"], 0)):
+        assert nenyax(site, tmp_path, "check", "arith:add?size=7", *weaker, "--quiet").returncode == code
         assert recall("arith:add?size=7") is None
 
 
@@ -137,12 +138,12 @@ def test_a_try_run_toml_replays_the_episode_with_the_same_model_settings(site, t
         model = ["--model", "openai:scripted", "--base-url", server.base_url, "--param", "top_p=0.5", "--constrain"]
         first = tmp_path / "first"
         args = ["try", "arith:add", *model, "--task", "add/0/3", "--max-tokens", "9", "--save", str(first)]
-        assert nenyax(site, tmp_path, *args).returncode in (0, 1)
+        assert nenyax(site, tmp_path, *args).returncode == 0  # the episode ends ok (judged, whatever its score)
         sent = dict(server.last_body)
         server.last_body = None
         again = tmp_path / "again"
         replayed = nenyax(site, tmp_path, "try", "--config", str(first / "run.toml"), "--save", str(again))
-        assert replayed.returncode in (0, 1), replayed.stderr
+        assert replayed.returncode == 0, replayed.stderr
         assert server.last_body == sent and sent["top_p"] == 0.5 and sent["max_tokens"] == 9
     assert load_run(again).config.settings == load_run(first).config.settings
     assert load_run(again).trajectories[0].task_id == "add/0/3"
@@ -174,10 +175,10 @@ def test_a_policy_or_model_on_the_command_line_wins_over_the_files(site, tmp_pat
     with serving_in_thread(ScriptedModelServer(lambda messages: "2")) as server:
         model = ["--model", "openai:scripted", "--base-url", server.base_url]
         done = nenyax(site, tmp_path, "try", "--config", str(run / "run.toml"), *model, "--json")
-        assert done.returncode in (0, 1), done.stderr
+        assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["policy"]["kind"] == "endpoint" and server.last_body is not None
         modelled = tmp_path / "modelled"
-        assert nenyax(site, tmp_path, "try", "arith:add", *model, "--save", str(modelled)).returncode in (0, 1)
+        assert nenyax(site, tmp_path, "try", "arith:add", *model, "--save", str(modelled)).returncode == 0
     back = nenyax(site, tmp_path, "try", "--config", str(modelled / "run.toml"), "--policy", "null", "--json")
-    assert back.returncode in (0, 1), back.stderr
+    assert back.returncode == 0, back.stderr
     assert json.loads(back.stdout)["policy"]["kind"] == "null"
