@@ -10,7 +10,7 @@ import click
 from click.core import ParameterSource
 
 from nenyax.cli.run_config import ENVIRONMENT_RANK, rank
-from nenyax.core import UsageError
+from nenyax.core import DEFAULT_MODEL, UsageError
 from nenyax.core.contract.chat import SAMPLING_KEYS
 from nenyax.core.contract.uri import parse_value
 from nenyax.core.errors import did_you_mean_pool
@@ -108,3 +108,38 @@ constrain_option = click.option(
     default=False,
     help="Let the model reply only with one of the valid actions, where there are few (constrained decoding).",
 )
+
+
+def provider_table(
+    model: str | None,
+    *,
+    max_tokens: int,
+    temperature: float,
+    params: dict[str, Any],
+    base_url: str | None,
+    api_key_env: str | None,
+    constrain: bool,
+) -> dict[str, Any]:
+    """A model's settings as run.toml's ``[provider]`` table (what `settings_to_options` reads back).
+
+    A ``--param`` naming max_tokens or temperature wins over those options; the other sampling
+    parameters sit in ``params``. Unset values are left out.
+    """
+    spec = model or DEFAULT_MODEL
+    use, _, name = spec.partition(":")
+    if not name:
+        msg = f"Name the model as '<provider>:<model>', not {spec!r}."
+        raise UsageError(msg)
+    rest = dict(params)
+    table: dict[str, Any] = {
+        "use": use,
+        "model": name,
+        "max_tokens": rest.pop("max_tokens", max_tokens),
+        "temperature": rest.pop("temperature", temperature),
+    }
+    table.update({k: v for k, v in (("base_url", base_url), ("api_key_env", api_key_env)) if v is not None})
+    if constrain:
+        table["constrain"] = True
+    if rest:
+        table["params"] = rest
+    return table

@@ -11,10 +11,10 @@ import click
 import orjson
 
 from nenyax.cli.eval_report import print_summary
-from nenyax.cli.params import constrain_option, merged_params, param_option, policy_or_model
+from nenyax.cli.params import constrain_option, merged_params, param_option, policy_or_model, provider_table
 from nenyax.cli.progress import bar, prepare_model, watching
 from nenyax.cli.run_config import COMMANDS_WITH_CONFIG, config_option, settings_to_options
-from nenyax.core import DEFAULT_MODEL, Endpoint, UsageError, load
+from nenyax.core import Endpoint, UsageError, load
 from nenyax.core.contract.trajectory import Trajectory, new_id
 from nenyax.core.engine.policies import BUILTIN_POLICIES, as_policy
 from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, default_run_path, read_config, write_summary
@@ -227,23 +227,15 @@ def _settings(ctx: click.Context, opts: dict[str, Any]) -> dict[str, Any]:
     if policy:
         settings["policy"] = {"use": policy}
     else:
-        spec = model or DEFAULT_MODEL
-        use, _, name = spec.partition(":")
-        if not name:
-            msg = f"Name the model as '<provider>:<model>', not {spec!r}."
-            raise UsageError(msg)
-        provider = {"use": use, "model": name, "max_tokens": opts["max_tokens"], "temperature": opts["temperature"]}
-        for key in ("base_url", "api_key_env"):
-            if opts[key] is not None:
-                provider[key] = opts[key]
-        if opts["constrain"]:
-            provider["constrain"] = True
-        params = merged_params(ctx, tuple(opts["params"] or ()))
-        for key in ("max_tokens", "temperature"):  # --param may name these too; they have their own keys
-            if key in params:
-                provider[key] = params.pop(key)
-        if params:
-            provider["params"] = params
+        provider = provider_table(
+            model,
+            max_tokens=opts["max_tokens"],
+            temperature=opts["temperature"],
+            params=merged_params(ctx, tuple(opts["params"] or ())),
+            base_url=opts["base_url"],
+            api_key_env=opts["api_key_env"],
+            constrain=opts["constrain"],
+        )
         settings["provider"] = provider
     return settings
 

@@ -11,7 +11,7 @@ import click
 
 from nenyax.cli.deadline import command_deadline
 from nenyax.cli.exits import FAILURE, INTERRUPTED, SUCCESS
-from nenyax.cli.params import constrain_option, merged_params, param_option, policy_or_model
+from nenyax.cli.params import constrain_option, merged_params, param_option, policy_or_model, provider_table
 from nenyax.cli.paths import check_run_dir, check_writable
 from nenyax.cli.progress import prepare_model
 from nenyax.cli.run_config import config_option
@@ -161,17 +161,13 @@ def _settings(
     if policy is not None:
         settings["policy"] = {"use": policy}
         return settings
-    use, _, name = (model or DEFAULT_MODEL).partition(":")
-    # The shape `eval` writes: sampling parameters beyond these two sit in [provider.params].
-    params = {k: v for k, v in sampling.items() if k not in ("max_tokens", "temperature")}
-    settings["provider"] = {
-        "use": use,
-        "model": name,
-        "max_tokens": sampling["max_tokens"],
-        "temperature": sampling["temperature"],
-        "base_url": base_url,
-        "api_key_env": api_key_env,
-        "constrain": constrain or None,
-        "params": params or None,
-    }
+    settings["provider"] = provider_table(
+        model,
+        max_tokens=sampling["max_tokens"],
+        temperature=sampling["temperature"],
+        params=sampling,  # max_tokens and temperature are taken out again: the table has keys of their own
+        base_url=base_url,
+        api_key_env=api_key_env,
+        constrain=constrain,
+    )
     return settings
