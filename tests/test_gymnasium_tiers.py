@@ -1,19 +1,28 @@
-"""`check` over every registered gymnasium id; the adapter README's tier table must match what is measured.
+"""`check` over the registered gymnasium ids; the adapter README's tier table must match what is measured.
 
-Measured with gymnasium[box2d,mujoco,jax] installed (the adapter's test dependency group). Regenerate
-the table with `NENYAX_UPDATE_TIERS=1 nox -s integration`.
+Measured with gymnasium[box2d,mujoco,jax] installed (the adapter's test dependency group). Each run
+re-measures the whole table when anything its rows depend on changed since it was measured (the adapter,
+core's checks, this file, the versions of gymnasium and its engines: the fingerprint recorded beside the
+table), else the anchors below plus a sample drawn from the commit (`nenyax.testing.tables.TablePlan`; the
+rule is in tests/README.md). Regenerate the table and its fingerprint with
+`NENYAX_UPDATE_TIERS=1 nox -s integration -- tests/test_gymnasium_tiers.py`; `NENYAX_TIERS=all`
+re-measures everything without writing.
 """
 
-import os
 import warnings
 from pathlib import Path
 
 import gymnasium
 import pytest
 
+import nenyax.adapters.gymnasium
+import nenyax.core.tiers
 from nenyax.adapters.gymnasium.adapter import GymnasiumAdapter
 from nenyax.core import Tier, check
-from nenyax.testing.tables import TIER_TABLE_HEAD, sync_marked_block, tier_row, tier_summary, why_not_higher
+from nenyax.testing import tables
+from nenyax.testing.tables import TIER_TABLE_HEAD, TablePlan, sync_marked_block, tier_row, tier_summary, why_not_higher
+
+pytestmark = pytest.mark.timeout(1800)  # a whole-table run measures every registered id
 
 README = Path(__file__).resolve().parents[1] / "packages/nenyax-adapters-gymnasium/README.md"
 SAMPLES = 10
@@ -43,16 +52,32 @@ NOT_MADE = {
     "Pusher-v4": "gymnasium supports Pusher-v4 only with mujoco<3 (Pusher-v5 replaces it); mujoco 3+ is installed.",
 }
 AUDITED = {"FrozenLake-v1", "FrozenLake8x8-v1", "Taxi-v4", "CliffWalking-v1", "CliffWalkingSlippery-v1"}
+# Measured on every run: the audited ones (the test below asserts which ids audit), CartPole, and one id
+# that cannot be made (seconds in all).
+ANCHORS = {*AUDITED, "CartPole-v1", "GymV26Environment-v0"}
+INPUTS = [
+    Path(nenyax.adapters.gymnasium.__path__[0]),
+    Path(nenyax.core.tiers.__path__[0]),
+    Path(tables.__file__),
+    Path(__file__),
+]
+DISTRIBUTIONS = ["gymnasium", "numpy", "mujoco", "box2d", "jax", "minigrid", "pygame"]
 
 
 @pytest.fixture(scope="module")
-def measured():
+def plan():
+    made = TablePlan.make(
+        README, every=GymnasiumAdapter.env_ids(), anchors=ANCHORS, inputs=INPUTS, distributions=DISTRIBUTIONS
+    )
+    warnings.warn(f"gymnasium tier table: {made.reason}.", stacklevel=1)
+    return made
+
+
+@pytest.fixture(scope="module")
+def measured(plan):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecation notices of old env versions, mujoco's own warnings
-        return {
-            env_id: check(f"gymnasium:{env_id}{QUERY.get(env_id, '')}", samples=SAMPLES)
-            for env_id in GymnasiumAdapter.env_ids()
-        }
+        return {env_id: check(f"gymnasium:{env_id}{QUERY.get(env_id, '')}", samples=SAMPLES) for env_id in plan.names}
 
 
 def why(env_id, report):
@@ -66,22 +91,27 @@ def why(env_id, report):
     return reason
 
 
+def row(env_id, report):
+    note = " (checked with `?max_episode_steps=100`)" if env_id in QUERY else ""
+    line = tier_row(env_id, report)
+    if report.tier < Tier.AUDITED:  # the adapter's own words first, then what the check saw
+        reason = " ".join(part for part in (why(env_id, report), why_not_higher(report)) if part)
+        line = line.rsplit("|", 2)[0] + f"| {reason}{note} |"
+    if report.tier is Tier.NONE:
+        line = line.replace("| none |", "| none (cannot be made) |", 1)
+    return line
+
+
 def render(measured):
-    lines = [TIER_TABLE_HEAD.format(noun="env id")]
-    for env_id, report in measured.items():
-        note = " (checked with `?max_episode_steps=100`)" if env_id in QUERY else ""
-        row = tier_row(env_id, report)
-        if report.tier < Tier.AUDITED:  # the adapter's own words first, then what the check saw
-            reason = " ".join(part for part in (why(env_id, report), why_not_higher(report)) if part)
-            row = row.rsplit("|", 2)[0] + f"| {reason}{note} |"
-        if report.tier is Tier.NONE:
-            row = row.replace("| none |", "| none (cannot be made) |", 1)
-        lines.append(row)
+    lines = [TIER_TABLE_HEAD.format(noun="env id"), *(row(env_id, report) for env_id, report in measured.items())]
     return "\n".join(lines) + f"\n\n{tier_summary(measured.values(), 'registered ids')}\n"
 
 
-def test_every_registered_id_is_checked(measured):
-    assert set(measured) == set(gymnasium.registry)  # every id the installed gymnasium registers
+def test_every_registered_id_is_checked(plan, measured):
+    registered = set(gymnasium.registry)  # every id the installed gymnasium registers has a row
+    assert set(GymnasiumAdapter.env_ids()) == registered
+    assert set(tables.table_rows(README, "tiers")) == registered
+    assert set(measured) == (registered if plan.full else set(plan.names))
     for env_id, report in measured.items():
         if env_id in NOT_MADE:
             assert report.tier is Tier.NONE and report.results[0].id == "connectable/loads"
@@ -92,8 +122,18 @@ def test_every_registered_id_is_checked(measured):
         assert why(env_id, report) or report.tier is Tier.AUDITED, env_id
 
 
-def test_readme_table_matches_measurement(measured):
+def test_readme_table_matches_measurement(plan, measured):
+    if not plan.full:  # each measured row as the table has it
+        rows = tables.table_rows(README, "tiers")
+        stale = {env_id: (rows.get(env_id), row(env_id, report)) for env_id, report in measured.items()}
+        stale = {env_id: pair for env_id, pair in stale.items() if pair[0] != pair[1]}
+        assert not stale, (
+            f"Rows differ from the table (README, measured): {stale}; regenerate with NENYAX_UPDATE_TIERS=1."
+        )
+        return
     table = render(measured)
-    found = sync_marked_block(README, "tiers", table, update=bool(os.environ.get("NENYAX_UPDATE_TIERS")))
+    found = sync_marked_block(README, "tiers", table, update=tables.updating())
+    if tables.updating():
+        tables.record_fingerprint(README, "tiers", plan.fingerprint)
     assert found is not None, "The adapter README lost its tier table markers."
     assert found == table, "The tier table is stale; regenerate it with NENYAX_UPDATE_TIERS=1."

@@ -1,28 +1,56 @@
-"""`check` over every reasoning-gym dataset; the adapter README's tier table must match what is measured.
+"""`check` over reasoning-gym's datasets; the adapter README's tier table must match what is measured.
 
-Regenerate the table with `NENYAX_UPDATE_TIERS=1 nox -s integration` (nox sets PYTHONHASHSEED=0; the rows of
-the hash-seed-dependent datasets quote this process's first observation, so measure under the same hash seed).
+Each run re-measures the whole table when anything its rows depend on changed since it was measured
+(the adapter, core's checks, this file, reasoning-gym's version: the fingerprint recorded beside the
+table), else the anchors below plus a sample drawn from the commit (`nenyax.testing.tables.TablePlan`;
+the rule is in tests/README.md). Regenerate the table and its fingerprint with
+`NENYAX_UPDATE_TIERS=1 nox -s integration -- tests/test_reasoning_gym_tiers.py` (nox sets
+PYTHONHASHSEED=0; the rows of the hash-seed-dependent datasets quote this process's first observation,
+so measure under the same hash seed). `NENYAX_TIERS=all` re-measures everything without writing.
 """
 
-import os
+import warnings
 from pathlib import Path
 
 import pytest
 import reasoning_gym.factory
 
+import nenyax.adapters.reasoning_gym
+import nenyax.core.tiers
 from nenyax.adapters.reasoning_gym.adapter import ReasoningGymAdapter
 from nenyax.core import Tier, check
-from nenyax.testing.tables import TIER_TABLE_HEAD, sync_marked_block, tier_row, tier_summary, why_not_higher
+from nenyax.testing import tables
+from nenyax.testing.tables import TIER_TABLE_HEAD, TablePlan, sync_marked_block, tier_row, tier_summary, why_not_higher
+
+pytestmark = pytest.mark.timeout(1800)  # a whole-table run measures 105 datasets
 
 README = Path(__file__).resolve().parents[1] / "packages/nenyax-adapters-reasoning-gym/README.md"
 
 # Datasets whose generation iterates sets, so a task depends on PYTHONHASHSEED: never trainable.
 HASH_SEED_SENSITIVE = {"isomorphic_strings", "knight_swap", "polynomial_multiplication", "ransom_note", "word_ladder"}
+# Measured on every run: the ones the tests below assert on by name.
+ANCHORS = {"basic_arithmetic", "coin_flip", *HASH_SEED_SENSITIVE}
+INPUTS = [
+    Path(nenyax.adapters.reasoning_gym.__path__[0]),
+    Path(nenyax.core.tiers.__path__[0]),
+    Path(tables.__file__),
+    Path(__file__),
+]
+DISTRIBUTIONS = ["reasoning-gym"]
 
 
 @pytest.fixture(scope="module")
-def measured():
-    return {name: check(f"reasoning_gym:{name}") for name in ReasoningGymAdapter.datasets()}
+def plan():
+    made = TablePlan.make(
+        README, every=ReasoningGymAdapter.datasets(), anchors=ANCHORS, inputs=INPUTS, distributions=DISTRIBUTIONS
+    )
+    warnings.warn(f"reasoning-gym tier table: {made.reason}.", stacklevel=1)
+    return made
+
+
+@pytest.fixture(scope="module")
+def measured(plan):
+    return {name: check(f"reasoning_gym:{name}") for name in plan.names}
 
 
 def render(measured):
@@ -30,9 +58,12 @@ def render(measured):
     return "\n".join(lines) + f"\n\n{tier_summary(measured.values(), 'datasets')}\n"
 
 
-def test_every_dataset_is_checked(measured):
-    # Every dataset the installed reasoning-gym registers (the composite is checked on its own below).
-    assert set(measured) == set(reasoning_gym.factory.DATASETS) - {"composite"}
+def test_every_dataset_is_checked(plan, measured):
+    # Every dataset the installed reasoning-gym registers (the composite is checked on its own below) has a row.
+    registered = set(reasoning_gym.factory.DATASETS) - {"composite"}
+    assert set(ReasoningGymAdapter.datasets()) == registered
+    assert set(tables.table_rows(README, "tiers")) == registered
+    assert set(measured) == (registered if plan.full else set(plan.names))
     assert measured["basic_arithmetic"].tier is Tier.AUDITED
     for name, report in measured.items():
         assert report.tier >= Tier.EVALUABLE, (name, [r.evidence for r in report.failed])
@@ -42,7 +73,9 @@ def test_every_dataset_is_checked(measured):
 
 def test_a_constant_answer_cannot_earn_audited(measured):
     coin = measured["coin_flip"]
-    assert coin.tier is Tier.TRAINABLE and coin.floor is not None and coin.floor.margin < 0.3
+    assert coin.tier is Tier.TRAINABLE
+    assert coin.floor is not None
+    assert coin.floor.margin < 0.3
     assert "constant answer" in why_not_higher(coin)
 
 
@@ -51,12 +84,23 @@ def test_hash_seed_sensitive_datasets_are_not_trainable(measured):
         report = measured[name]
         assert report.tier < Tier.TRAINABLE, name
         fresh = next(r for r in report.results if r.id == "trainable/fresh-process")
-        assert fresh.outcome.value == "failed" and "PYTHONHASHSEED" in fresh.evidence, (name, fresh.evidence)
+        assert fresh.outcome.value == "failed", (name, fresh.evidence)
+        assert "PYTHONHASHSEED" in fresh.evidence, (name, fresh.evidence)
 
 
-def test_readme_table_matches_measurement(measured):
+def test_readme_table_matches_measurement(plan, measured):
+    if not plan.full:  # each measured row as the table has it
+        rows = tables.table_rows(README, "tiers")
+        stale = {name: (rows.get(name), tier_row(name, report)) for name, report in measured.items()}
+        stale = {name: pair for name, pair in stale.items() if pair[0] != pair[1]}
+        assert not stale, (
+            f"Rows differ from the table (README, measured): {stale}; regenerate with NENYAX_UPDATE_TIERS=1."
+        )
+        return
     table = render(measured)
-    found = sync_marked_block(README, "tiers", table, update=bool(os.environ.get("NENYAX_UPDATE_TIERS")))
+    found = sync_marked_block(README, "tiers", table, update=tables.updating())
+    if tables.updating():
+        tables.record_fingerprint(README, "tiers", plan.fingerprint)
     assert found is not None, "The adapter README lost its tier table markers."
     assert found == table, "The tier table is stale; regenerate it with NENYAX_UPDATE_TIERS=1."
 

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
+import os
+import random
 import re
+import subprocess
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+
+import attrs
 
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.tiers.check import CheckReport, TierOutcome
@@ -52,3 +59,125 @@ def tier_row(name: str, report: CheckReport) -> str:
 _COLUMNS = ("{noun}", "tier", "floor (best cheap policy: mean score)", "margin", "why not audited")
 TIER_TABLE_HEAD = "| " + " | ".join(_COLUMNS) + " |\n" + "| --- " * len(_COLUMNS) + "|"
 """The head of a tier table; `tier_row` gives its rows."""
+
+
+# ---------------------------------------------------------------- what a test run re-measures
+
+_INPUTS = re.compile(r"<!-- (?P<name>[\w-]+):inputs (?P<digest>sha256:[0-9a-f]+) -->")
+
+
+def inputs_fingerprint(paths: Iterable[Path], distributions: Iterable[str]) -> str:
+    """``sha256:...`` of what a tier table's rows depend on: the Python files under `paths` (their
+    relative paths and bytes) and the installed versions of `distributions` (a missing one counts too)."""
+    digest = hashlib.sha256()
+    for root in sorted(paths):
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+        for file in files:
+            digest.update(f"{file.relative_to(root.parent)}\0".encode() + file.read_bytes() + b"\0")
+    for name in sorted(distributions):
+        try:
+            version = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            version = "not installed"
+        digest.update(f"{name}=={version}\0".encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def recorded_fingerprint(path: Path, name: str) -> str | None:
+    """The inputs fingerprint written beside the ``name`` table in `path`, if any."""
+    for found in _INPUTS.finditer(path.read_text()):
+        if found["name"] == name:
+            return found["digest"]
+    return None
+
+
+def record_fingerprint(path: Path, name: str, fingerprint: str) -> None:
+    """Write `fingerprint` beside the ``name`` table in `path` (right after its end marker)."""
+    text = path.read_text()
+    line = f"<!-- {name}:inputs {fingerprint} -->"
+    if recorded_fingerprint(path, name) is not None:
+        text = _INPUTS.sub(lambda m: line if m["name"] == name else m[0], text)
+    else:
+        text = text.replace(f"<!-- {name}:end -->", f"<!-- {name}:end -->\n{line}", 1)
+    path.write_text(text)
+
+
+def table_rows(path: Path, name: str) -> dict[str, str]:
+    """The rows of the ``name`` table in `path`, by their first cell."""
+    block = sync_marked_block(path, name, "", update=False) or ""
+    rows = [line for line in block.splitlines() if line.startswith("| ") and not line.startswith("| ---")]
+    return {row.split(" | ", 1)[0][2:]: row for row in rows[1:]}  # rows[0] is the head
+
+
+@attrs.frozen(kw_only=True)
+class TablePlan:
+    """Which rows of a README tier table one test run re-measures, and why.
+
+    The whole table when anything its rows depend on changed since it was measured (the inputs
+    fingerprint beside it differs), when it is being regenerated, or when ``NENYAX_TIERS=all``;
+    otherwise the anchors plus a sample of the rest, drawn from the commit being tested, so every
+    commit checks other rows and a rerun of one commit checks the same ones.
+    """
+
+    names: tuple[str, ...]
+    """The rows to measure, in table order."""
+    full: bool
+    """Whether that is every row (then the whole table, summary line included, is compared)."""
+    reason: str
+    """Why, in words, for the test log."""
+    fingerprint: str
+    """The inputs fingerprint now: what a regenerated table records beside itself."""
+
+    @classmethod
+    def make(
+        cls,
+        readme: Path,
+        *,
+        every: Iterable[str],
+        anchors: Iterable[str] = (),
+        inputs: Iterable[Path],
+        distributions: Iterable[str],
+        sample: int = 10,
+        table: str = "tiers",
+    ) -> TablePlan:
+        """Plan a run over `every` name, re-measuring the whole table only when it must."""
+        every, anchors = list(every), [a for a in anchors if a in set(every)]
+        fingerprint = inputs_fingerprint(inputs, distributions)
+        recorded = recorded_fingerprint(readme, table)
+        if updating():
+            why = "regenerating the table (NENYAX_UPDATE_TIERS)"
+        elif os.environ.get("NENYAX_TIERS") == "all":
+            why = "NENYAX_TIERS=all"
+        elif recorded != fingerprint:
+            why = (
+                "no inputs fingerprint is recorded" if recorded is None else "its inputs changed since it was measured"
+            )
+        else:
+            why = ""
+        if why:
+            return cls(names=tuple(every), full=True, reason=f"every row: {why}", fingerprint=fingerprint)
+        seed = _commit()
+        rest = [n for n in every if n not in anchors]
+        drawn = random.Random(seed).sample(rest, min(int(os.environ.get("NENYAX_TIERS_SAMPLE", sample)), len(rest)))
+        names = tuple(n for n in every if n in set(anchors) | set(drawn))  # in table order
+        reason = f"{len(names)} of {len(every)} rows: {len(anchors)} anchors, {len(drawn)} drawn for commit {seed[:12]}"
+        return cls(names=names, full=False, reason=reason, fingerprint=fingerprint)
+
+
+def updating() -> bool:
+    """True when the tables are being regenerated; never on CI, where a table must be checked, not written."""
+    if not os.environ.get("NENYAX_UPDATE_TIERS"):
+        return False
+    if os.environ.get("CI"):
+        msg = "NENYAX_UPDATE_TIERS is set on CI: CI checks the tier tables and never rewrites them."
+        raise RuntimeError(msg)
+    return True
+
+
+def _commit() -> str:
+    """The commit under test (the sample's seed); a tree outside git samples with a fixed seed."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "0" * 40
+    return done.stdout.strip()
