@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from nenyax.core.tiers.check import CHECKS
+from nenyax.core.tiers.measure import CHECKS
 from nenyax.testing.distributions import write_distribution
 
 # The shape of a real plugin module: declarations only, the implementation named by a lazy string.

@@ -9,12 +9,12 @@ import pytest
 
 from nenyax.core import hookspecs
 from nenyax.core.contract.manifest import Mode
-from nenyax.core.contract.sandbox import ExecResult, SandboxSpec
 from nenyax.core.contract.trajectory import Group, Judgment, PolicyInfo, Status, Trajectory
 from nenyax.core.engine.judges import ReturnJudge
 from nenyax.core.engine.learning import update
 from nenyax.core.kinds import KINDS
 from nenyax.core.plugins.interfaces import implements, interface
+from nenyax.core.plugins.sandbox import ExecResult, SandboxSpec
 from nenyax.testing.sandbox_fake import LocalProcessSandbox
 
 

@@ -16,8 +16,8 @@ from nenyax.core.engine.loader import load
 from nenyax.core.errors import NenyaxError, UsageError
 from nenyax.core.plugins.adapter import Adapter
 from nenyax.core.plugins.registry import import_factory
-from nenyax.core.tiers.check import Outcome as CheckOutcome
-from nenyax.core.tiers.check import check as check_env
+from nenyax.core.tiers.measure import check as check_env
+from nenyax.core.tiers.report import TierOutcome
 from nenyax.testing.report import Check, Finding, Severity
 from nenyax.testing.subject import Subject
 
@@ -142,7 +142,7 @@ def examples_reach_claimed_tier(subject: Subject) -> Iterator[str]:
             claimed = _claimed_tier(env)
         report = check_env(uri, samples=3, registry=subject.registry)
         if report.tier < claimed:
-            blocking = [r for r in report.results if r.outcome is not CheckOutcome.PASSED]
+            blocking = [r for r in report.results if r.outcome is not TierOutcome.PASSED]
             why = "; ".join(f"{r.id} {r.outcome.value}: {r.evidence}" for r in blocking[:2])
             yield f"{uri!r} claims {claimed.label} but reached {report.tier.label} ({why})."
 
