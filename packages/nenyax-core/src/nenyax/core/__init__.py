@@ -72,7 +72,8 @@ _EXPORTS: dict[str, str] = {
     # the other mode bases and what their native loops exchange
     **dict.fromkeys(("RolloutEnvironment", "TaskEnvironment"), "nenyax.core.engine.environment"),
     **dict.fromkeys(("NativeEpisode", "NativeResult"), "nenyax.core.engine.native_loop"),
-    **dict.fromkeys(("Listing", "LoadContext"), "nenyax.core.plugins.adapter"),
+    **dict.fromkeys(("AdapterCapabilities", "Listing", "LoadContext"), "nenyax.core.plugins.adapter"),
+    "JudgeCapabilities": "nenyax.core.plugins.judge",
     "RecordingProxy": "nenyax.core.models.proxy",
     **dict.fromkeys(
         ("ExecResult", "SandboxCapabilities", "SandboxImage", "SandboxSpec"), "nenyax.core.plugins.sandbox"
@@ -153,7 +154,8 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.hookspecs import PluginSpec, hookimpl
     from nenyax.core.models.endpoint import DEFAULT_MODEL, Endpoint
     from nenyax.core.models.proxy import RecordingProxy
-    from nenyax.core.plugins.adapter import Listing, LoadContext
+    from nenyax.core.plugins.adapter import AdapterCapabilities, Listing, LoadContext
+    from nenyax.core.plugins.judge import JudgeCapabilities
     from nenyax.core.plugins.registry import Registry, default_registry
     from nenyax.core.plugins.sandbox import ExecResult, SandboxCapabilities, SandboxImage, SandboxSpec
     from nenyax.core.tiers.measure import (
