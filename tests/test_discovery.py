@@ -43,3 +43,21 @@ def test_check_basic_arithmetic_is_audited():
     done = nenyax("check", "reasoning_gym:basic_arithmetic", strict="1")
     assert done.returncode == 0, done.stderr
     assert "Tier: audited" in done.stdout
+
+
+def test_every_installed_first_party_plugin_passes_the_common_checks_of_its_kind():
+    """One factory convention for every kind: each plugin of every distribution in packages/ follows it."""
+    from nenyax.core.plugins.registry import default_registry
+    from nenyax.testing import Report, Subject, Verdict, common_checks
+
+    entries = [e for e in default_registry().all_entries() if (e.distribution or "").startswith("nenyax-")]
+    assert {e.spec.kind for e in entries} >= {"adapter", "provider", "judge"}
+    for entry in entries:
+        kind, name = entry.spec.kind, entry.spec.name
+        # `registration-is-lazy` runs every plugin's discovery in a fresh interpreter: checked per kit elsewhere.
+        checks = [c for c in common_checks(kind) if not c.id.endswith("/registration-is-lazy")]
+        # The factory-returns check builds the plugin: the openai provider needs a key to start.
+        options = {"api_key": "unused"} if (kind, name) == ("provider", "openai") else {}
+        report = Report.of(checks, Subject.from_environment(kind, name, options=options))
+        verdicts = {o.check.id: (o.verdict, o.reason, [f.message for f in o.findings]) for o in report.outcomes}
+        assert all(o.verdict is Verdict.PASSED for o in report.outcomes), (kind, name, verdicts)

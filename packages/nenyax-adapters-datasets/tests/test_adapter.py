@@ -71,7 +71,7 @@ def test_gsm8k_style_gold_answers(tmp_path):
     [
         ("?prompt_column=quest", BadURIError, "no prompt column 'quest'; its columns are id, question, answer, note"),
         ("?answer_column=gold", BadURIError, "no answer column 'gold'; its columns are"),
-        ("?judge=exactly", BadURIError, "No judge plugin named 'exactly' is installed. Did you mean 'exact'"),
+        ("?judge=exactly", BadURIError, "No judge named 'exactly' is installed. Did you mean 'exact'"),
         ("?judge=numeric&tolerance=-1", UsageError, "tolerance must be a finite, non-negative number"),
         ("?id_column=note", BadURIError, "repeats values"),
         ("?promt_column=question", BadURIError, "no option 'promt_column'. Did you mean 'prompt_column'"),

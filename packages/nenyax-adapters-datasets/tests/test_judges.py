@@ -12,6 +12,7 @@ from nenyax.adapters.datasets.judges import ExactJudge, NumericJudge, normalize,
 from nenyax.adapters.datasets.mathjudge import MathJudge
 from nenyax.core import Judgment, Registry, Status, UsageError, VerifierFailure, hookimpl, load
 from nenyax.core.hookspecs import PluginSpec
+from nenyax.core.plugins.judge import JudgeCapabilities
 
 
 @pytest.mark.parametrize(
@@ -192,6 +193,8 @@ def test_math_judge_through_the_adapter(tmp_path):
 
 class _LengthJudge:
     """A third-party judge: passes answers of exactly `size` characters."""
+
+    capabilities = JudgeCapabilities(answer=True)
 
     def __init__(self, size=3):
         self.size = int(size)

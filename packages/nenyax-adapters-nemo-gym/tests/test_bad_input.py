@@ -9,7 +9,7 @@ import pytest
 from nemo_gym_helpers import question, uri, write_rows
 
 from nenyax.adapters.nemo_gym import launcher
-from nenyax.core import BadURIError, InfraFailure, Outcome, Status, Tier, UsageError, check, load
+from nenyax.core import BadURIError, InfraFailure, Status, Tier, TierOutcome, UsageError, check, load
 
 
 def _free_port():
@@ -34,7 +34,7 @@ def test_a_server_that_is_down_is_one_sentence_naming_the_url(rows):
     assert url in str(caught.value) and _one_sentence(str(caught.value))
     report = check(f"nemo_gym:{url}?rows={rows}")
     loads = report.results[0]
-    assert report.tier is Tier.NONE and loads.outcome is Outcome.SKIPPED and url in loads.evidence
+    assert report.tier is Tier.NONE and loads.outcome is TierOutcome.SKIPPED and url in loads.evidence
 
 
 def test_a_server_killed_mid_episode_is_infra_error_and_the_episode_is_kept(nemo_python, rows):

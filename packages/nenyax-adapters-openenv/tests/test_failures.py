@@ -5,7 +5,7 @@ import socket
 
 import pytest
 
-from nenyax.core import BadURIError, InfraFailure, Outcome, Status, Tier, check, load
+from nenyax.core import BadURIError, InfraFailure, Status, Tier, TierOutcome, check, load
 
 
 def free_port():
@@ -27,7 +27,7 @@ def test_check_of_a_server_that_is_down_skips_connectable_with_the_reason():
     port = free_port()
     report = check(f"openenv:ws://127.0.0.1:{port}")
     loads = report.results[0]
-    assert report.tier is Tier.NONE and loads.id == "connectable/loads" and loads.outcome is Outcome.SKIPPED
+    assert report.tier is Tier.NONE and loads.id == "connectable/loads" and loads.outcome is TierOutcome.SKIPPED
     assert f"Cannot reach the OpenEnv server at http://127.0.0.1:{port}" in loads.evidence
 
 

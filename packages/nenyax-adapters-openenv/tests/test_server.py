@@ -8,7 +8,7 @@ import pytest
 from guess_env import GuessAction
 from openenv_servers import openenv_distribution
 
-from nenyax.core import BadURIError, Outcome, Status, Tier, check, load, serde
+from nenyax.core import BadURIError, Status, Tier, TierOutcome, check, load, serde
 
 WIRE_010 = openenv_distribution().startswith("openenv ")
 
@@ -20,7 +20,7 @@ def results(report):
 def test_seeded_server_is_trainable_and_says_seeds_are_honoured(servers):
     report = check(servers.uri("seeded"))
     assert report.tier is Tier.TRAINABLE
-    assert results(report)["trainable/seed-recreates"].outcome is Outcome.PASSED
+    assert results(report)["trainable/seed-recreates"].outcome is TierOutcome.PASSED
     assert report.manifest.extra["seeds"].startswith("Honoured: 3 sessions reset with seed 0 began from the same")
     assert (
         results(report)["audited/reference-beats-null"].evidence == "The environment does not claim `reference_policy`."
@@ -35,7 +35,7 @@ def test_seeded_server_with_its_state_as_reference_is_audited(servers):
 def test_unseeded_server_is_evaluable_and_says_seeds_are_not_honoured(servers):
     report = check(servers.uri("unseeded", scheme="http"))
     assert report.tier is Tier.EVALUABLE
-    assert results(report)["trainable/seed-recreates"].outcome is Outcome.SKIPPED
+    assert results(report)["trainable/seed-recreates"].outcome is TierOutcome.SKIPPED
     assert (
         report.manifest.extra["seeds"]
         == "Not honoured: sessions reset with seed 0 began from different observation and states."

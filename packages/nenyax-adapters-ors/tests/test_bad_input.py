@@ -6,7 +6,7 @@ import pytest
 from cutting_proxy import CuttingProxy
 from servers import Served, free_port
 
-from nenyax.core import BadURIError, InfraFailure, Outcome, Status, check, load
+from nenyax.core import BadURIError, InfraFailure, Status, TierOutcome, check, load
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def test_check_of_a_server_that_is_down_skips_connectable_with_the_reason():
     url = f"http://127.0.0.1:{free_port()}"
     report = check(f"ors:{url}/mathenv", samples=1)
     loads = report.results[0]
-    assert loads.outcome is Outcome.SKIPPED and url in loads.evidence and "connection refused" in loads.evidence
+    assert loads.outcome is TierOutcome.SKIPPED and url in loads.evidence and "connection refused" in loads.evidence
     assert not report.failed
 
 

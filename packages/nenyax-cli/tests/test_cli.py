@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from nenyax.core.tiers.check import CHECKS
+from nenyax.core.tiers.measure import CHECKS
 from nenyax.testing.distributions import write_distribution
 
 # The shape of a real plugin module: declarations only, the implementation named by a lazy string.
@@ -40,6 +40,7 @@ def site(tmp_path):
 
 def nenyax(site, *args, strict=False, extra_site=None):
     paths = [str(site)] + ([str(extra_site)] if extra_site else [])
+    paths += [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []  # a checkout's sources stay first
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "NENYAX_STRICT_PLUGINS": "1" if strict else "0"}
     env.pop("NO_COLOR", None)
     return subprocess.run(
@@ -138,6 +139,7 @@ def test_require_a_tier_that_is_not_reached(tmp_path):
         (["try", "arith:add", "--seed", "99999999999999999999999"], "is not in the range"),
         (["plugins", "extra"], "unexpected extra argument"),
         (["adapter-check", "arth"], "Did you mean 'arith'"),
+        (["judge-check", "exact"], "There is no conformance kit for judge plugins yet, so no `nenyax judge-check`"),
     ],
 )
 def test_user_mistakes_get_one_sentence_and_exit_2(site, args, fragment):
@@ -160,8 +162,32 @@ def test_adapter_check_passes_on_a_sound_adapter_and_fails_on_a_broken_one(site,
     )
     done = nenyax(broken, "adapter-check", "arith", "--json")
     assert done.returncode == 1
-    failed = [c["id"] for c in json.loads(done.stdout)["checks"] if not c["passed"]]
-    assert failed == ["adapter/bad-uri-is-clear"]
+    checks = {c["id"]: c for c in json.loads(done.stdout)["checks"]}
+    assert [cid for cid, c in checks.items() if not c["passed"]] == ["adapter/bad-uri-is-clear"]
+    assert checks["adapter/bad-uri-is-clear"]["verdict"] == "failed"
+    # A check the adapter's capabilities do not call for is skipped, saying why (and does not fail the run).
+    listing = checks["adapter/listing-is-loadable"]
+    assert listing["verdict"] == "skipped" and listing["reason"] == "the adapter does not declare 'listing'"
+
+
+def test_a_kind_check_command_exists_for_each_kind_with_a_kit_and_only_those(monkeypatch):
+    import attrs
+
+    from nenyax.cli import main
+    from nenyax.cli.commands import conformance
+    from nenyax.core.kinds import KINDS
+
+    kits = {k.check_command for k in KINDS.values() if k.kit}
+    assert kits == {"adapter-check"}
+    assert {name for name in main.COMMANDS if name.endswith("-check")} == kits
+    assert conformance.adapter_check_command.name == "adapter-check"
+    with pytest.raises(AttributeError):
+        conformance.judge_check_command  # noqa: B018 - no kit, no command
+    # Give a kind a kit in the table and its command follows from it.
+    monkeypatch.setitem(conformance.KINDS, "judge", attrs.evolve(KINDS["judge"], kit="x:Y"))
+    monkeypatch.delitem(vars(conformance), "judge_check_command", raising=False)
+    command = conformance.judge_check_command
+    assert command.name == "judge-check" and "installed judge" in (command.help or "")
 
 
 def test_more_samples_than_tasks_is_said_and_reported(site):

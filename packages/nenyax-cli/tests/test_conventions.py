@@ -36,7 +36,8 @@ def site(tmp_path_factory):
 
 
 def nenyax(site, *args):
-    env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0"}
+    path = os.pathsep.join([str(site), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])])
+    env = {**os.environ, "PYTHONPATH": path, "NENYAX_STRICT_PLUGINS": "0"}  # a checkout's sources stay on the path
     return subprocess.run(
         [sys.executable, "-m", "nenyax.cli", *args], capture_output=True, text=True, env=env, timeout=300, check=False
     )
@@ -104,6 +105,7 @@ def test_the_help_promises_only_commands_that_exist(site):
         ["try", "arith:add", "--json", "--bogus"],
         ["plugins", "--json", "extra"],
         ["adapter-check", "arth", "--json"],
+        ["sandbox-check", "bwrap", "--json"],
     ],
 )
 def test_a_user_error_with_json_prints_a_json_object(site, args):

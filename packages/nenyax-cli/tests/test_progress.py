@@ -25,7 +25,7 @@ def in_terminal(site, *args):
 
 
 def test_check_draws_a_progress_bar_at_a_terminal(site):
-    from nenyax.core.tiers.check import CHECKS
+    from nenyax.core.tiers.measure import CHECKS
 
     drawn = in_terminal(site, "check", "arith:add", "--samples", "3")
     assert "checking" in drawn and f"/{len(CHECKS)}" in drawn  # the bar, with done/total

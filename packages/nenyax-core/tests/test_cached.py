@@ -8,7 +8,7 @@ from nenyax.core.engine.cache import cache_root
 from nenyax.core.engine.rundirs import nenyax_versions
 from nenyax.core.plugins.registry import Registry
 from nenyax.core.tiers.cached import checks_dir, recall, remember
-from nenyax.core.tiers.check import check
+from nenyax.core.tiers.measure import check
 from nenyax.testing.fakes import AdapterPlugin
 
 

@@ -10,7 +10,7 @@ import pytest
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.errors import UsageError
 from nenyax.core.plugins.registry import Registry
-from nenyax.core.tiers.check import CHECKS, Outcome, check
+from nenyax.core.tiers.measure import CHECKS, TierOutcome, check
 from nenyax.testing.fakes import AdapterPlugin
 
 
@@ -28,7 +28,7 @@ def test_a_sound_environment_is_audited():
     elapsed = time.perf_counter() - started
     assert report.tier is Tier.AUDITED
     assert [r.id for r in report.results] == [c[0] for c in CHECKS]
-    assert set(_outcomes(report).values()) == {Outcome.PASSED}
+    assert set(_outcomes(report).values()) == {TierOutcome.PASSED}
     assert all(r.evidence for r in report.results)
     # Each check is timed on its own: every one took some time, and together no more than the whole run.
     assert all(r.seconds > 0 for r in report.results) and sum(r.seconds for r in report.results) <= elapsed
@@ -38,23 +38,23 @@ def test_a_sound_environment_is_audited():
 def test_a_wrong_oracle_fails_the_audit():
     report = check("arith:add?size=8", registry=_registry("nenyax.testing.fakes:WrongReferenceAdapter"))
     assert report.tier is Tier.TRAINABLE
-    assert _outcomes(report)["audited/reference-beats-null"] is Outcome.FAILED
+    assert _outcomes(report)["audited/reference-beats-null"] is TierOutcome.FAILED
 
 
 def test_a_skipped_check_blocks_its_tier(monkeypatch):
     report = check("arith:add", registry=_registry("nenyax.testing.fakes:NoOracleAdapter"))
     assert report.tier is Tier.TRAINABLE
-    assert _outcomes(report)["audited/reference-beats-null"] is Outcome.SKIPPED
+    assert _outcomes(report)["audited/reference-beats-null"] is TierOutcome.SKIPPED
     report = check("arith:add", registry=_registry("nenyax.testing.fakes:UnseededAdapter"))
     assert report.tier is Tier.EVALUABLE
-    assert _outcomes(report)["trainable/seed-recreates"] is Outcome.SKIPPED
+    assert _outcomes(report)["trainable/seed-recreates"] is TierOutcome.SKIPPED
 
 
 def test_a_server_that_cannot_be_reached_skips_connectable_with_the_reason(monkeypatch):
     report = check("arith:add", registry=_registry("nenyax.testing.fakes:UnreachableAdapter"))
     assert report.tier is Tier.NONE and not report.failed
     loads = report.results[0]
-    assert loads.id == "connectable/loads" and loads.outcome is Outcome.SKIPPED
+    assert loads.id == "connectable/loads" and loads.outcome is TierOutcome.SKIPPED
     assert "http://127.0.0.1:9 (connection refused)" in loads.evidence
 
 
@@ -80,13 +80,13 @@ def test_user_mistakes_raise_instead_of_reporting():
 )
 def test_every_check_that_does_not_pass_says_what_it_tried_and_saw(factory):
     report = check("arith:add?size=6", samples=4, registry=_registry(factory))
-    stopped = [r for r in report.results if r.outcome is not Outcome.PASSED]
+    stopped = [r for r in report.results if r.outcome is not TierOutcome.PASSED]
     assert stopped, f"{factory} was meant to fall short somewhere"
     for result in stopped:
         text = result.evidence
         assert text[0].isupper() and text.endswith((".", ")")) and "\n" not in text, (result.id, text)
         assert len(text.split()) >= 5 and "AssertionError" not in text, (result.id, text)
-    failed = [r for r in stopped if r.outcome is Outcome.FAILED]
+    failed = [r for r in stopped if r.outcome is TierOutcome.FAILED]
     for result in failed:  # a failure names what it looked at: a task, or the values it compared
         assert "add/" in result.evidence or any(ch.isdigit() for ch in result.evidence), (result.id, result.evidence)
 
@@ -94,7 +94,7 @@ def test_every_check_that_does_not_pass_says_what_it_tried_and_saw(factory):
 def test_a_manifest_that_changes_between_processes_is_not_trainable():
     report = check("arith:add?size=6", samples=4, registry=_registry("nenyax.testing.fakes:UnstableManifestAdapter"))
     fresh = next(r for r in report.results if r.id == "trainable/fresh-process")
-    assert fresh.outcome is Outcome.FAILED and "manifest digest differs" in fresh.evidence
+    assert fresh.outcome is TierOutcome.FAILED and "manifest digest differs" in fresh.evidence
     assert report.tier is Tier.EVALUABLE
 
 

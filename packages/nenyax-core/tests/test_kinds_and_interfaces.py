@@ -9,12 +9,23 @@ import pytest
 
 from nenyax.core import hookspecs
 from nenyax.core.contract.manifest import Mode
-from nenyax.core.contract.sandbox import ExecResult, SandboxSpec
 from nenyax.core.contract.trajectory import Group, Judgment, PolicyInfo, Status, Trajectory
 from nenyax.core.engine.judges import ReturnJudge
 from nenyax.core.engine.learning import update
-from nenyax.core.kinds import KINDS
-from nenyax.core.plugins.interfaces import implements, interface
+from nenyax.core.errors import UsageError
+from nenyax.core.kinds import FACTORY_CONVENTION, KINDS
+from nenyax.core.plugins.interfaces import capability_interface, create, declared, implements, interface, missing
+from nenyax.core.plugins.registry import Registry
+from nenyax.core.plugins.sandbox import ExecResult, SandboxSpec
+from nenyax.testing.fakes import (
+    ArithAdapter,
+    ClaimsListingAdapter,
+    ClaimsTrajectoryJudge,
+    KindPlugin,
+    LengthJudge,
+    ListingArithAdapter,
+    UndeclaredJudge,
+)
 from nenyax.testing.sandbox_fake import LocalProcessSandbox
 
 
@@ -27,19 +38,63 @@ def test_every_kind_has_a_hookspec_and_every_hookspec_a_kind():
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
-def test_every_interface_resolves_to_a_documented_protocol(kind):
-    # A judge's interface is a union of two protocols (answer judges and trajectory judges).
-    for protocol in typing.get_args(interface(kind)) or (interface(kind),):
-        assert inspect.getdoc(protocol)
-        methods = [m for m in dir(protocol) if not m.startswith("_") and callable(getattr(protocol, m))]
-        assert methods, f"the {kind} interface declares no methods"
-        for name in methods:
-            assert inspect.getdoc(getattr(protocol, name)), f"{kind}.{name} has no docstring"
+def test_every_kind_states_the_one_factory_convention(kind):
+    row = KINDS[kind]
+    assert FACTORY_CONVENTION == "factory(**options) -> instance"
+    assert row.factory_signature.startswith("factory(") and "**options) -> " in row.factory_signature
+    assert row.factory_signature.endswith(row.interface.partition(":")[2])
+    # The hookspec's docstring (the spec) gives the same call, with the kind's standard options.
+    doc = " ".join(inspect.getdoc(getattr(hookspecs, row.hook)).split())
+    call = "factory(" + "".join(f"{o}=..., " for o in row.options) + "**options)"
+    assert f"``{call}``" in doc, f"{row.hook} does not state {call}"
+    assert "FACTORY_CONVENTION" in inspect.getdoc(hookspecs) and "factory(**options) -> instance" in inspect.getdoc(
+        hookspecs
+    )
 
 
-def test_a_judge_implements_either_method():
-    assert implements("judge", ReturnJudge())
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_interface_and_capability_resolves_to_a_documented_protocol(kind):
+    protocols = [interface(kind), *(capability_interface(kind, c) for c in KINDS[kind].capabilities)]
+    methods = []
+    for protocol in protocols:
+        assert inspect.getdoc(protocol), f"{protocol.__name__} has no docstring"
+        assert typing.get_args(protocol) == (), "an interface is one protocol, never a union"
+        for name in [m for m in dir(protocol) if not m.startswith("_")]:
+            attr = getattr(protocol, name)
+            if callable(attr) or isinstance(attr, property):
+                methods.append(name)
+                assert inspect.getdoc(attr), f"{kind}: {protocol.__name__}.{name} has no docstring"
+    assert methods, f"the {kind} interface declares no methods"
+
+
+def test_a_judge_declares_what_it_judges_and_has_those_methods():
+    assert implements("judge", ReturnJudge()) and declared(ReturnJudge()) == {"trajectory"}
+    assert implements("judge", LengthJudge()) and declared(LengthJudge()) == {"answer"}
     assert not implements("judge", object())
+    assert missing("judge", ClaimsTrajectoryJudge()) == (
+        "declares 'trajectory' but lacks its methods (nenyax.core.plugins.judge:TrajectoryJudge)"
+    )
+    assert missing("judge", UndeclaredJudge()).startswith("declares none of the judge capabilities")
+
+
+def test_a_caller_names_the_capability_it_needs_and_a_judge_without_it_is_one_sentence():
+    registry = Registry.from_plugins(("fake", KindPlugin("judge", "length", "nenyax.testing.fakes:LengthJudge")))
+    assert create(registry, "judge", "length", {"size": 2}, needs=("answer",)).size == 2
+    with pytest.raises(
+        UsageError, match=r"^The judge 'length' cannot be used here: it does not declare 'trajectory'\.$"
+    ):
+        create(registry, "judge", "length", needs=("trajectory",))
+    broken = Registry.from_plugins(
+        ("fake", KindPlugin("judge", "claims", "nenyax.testing.fakes:ClaimsTrajectoryJudge"))
+    )
+    with pytest.raises(UsageError, match=r"^The judge plugin 'claims' declares 'trajectory' but lacks its methods"):
+        create(broken, "judge", "claims")
+
+
+def test_an_adapter_declares_listing_like_any_capability():
+    assert declared(ArithAdapter()) == frozenset() and implements("adapter", ArithAdapter())
+    assert declared(ListingArithAdapter()) == {"listing"} and implements("adapter", ListingArithAdapter())
+    assert not implements("adapter", ClaimsListingAdapter())
 
 
 def _traj(status, score, task="t"):

@@ -13,7 +13,7 @@ from nenyax.core.engine.loader import load
 from nenyax.core.errors import DuplicatePluginError, ManifestError, PluginLoadError, UnknownPluginError, UsageError
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 from nenyax.core.plugins.registry import Registry
-from nenyax.testing.fakes import AdapterPlugin, ArithAdapter
+from nenyax.testing.fakes import AdapterPlugin, ArithAdapter, KindPlugin
 
 
 def test_lookup_and_create():
@@ -127,6 +127,21 @@ def test_factory_that_cannot_import_is_a_clear_error():
     registry = Registry.from_plugins(("fake", AdapterPlugin(factory="nenyax_not_installed_anywhere:X")))
     with pytest.raises(PluginLoadError, match="could not be imported"):
         registry.create("adapter", "arith")
+
+
+def test_every_factory_is_called_as_factory_options_and_a_wrong_option_is_one_sentence():
+    registry = Registry.from_plugins(
+        ("judges", KindPlugin("judge", "length", "nenyax.testing.fakes:LengthJudge")),
+        ("adapters", AdapterPlugin(factory="nenyax.testing.fakes:NeedsAnOptionAdapter")),
+        ("providers", KindPlugin("provider", "echo", "nenyax.testing.fakes:EchoProvider")),
+    )
+    assert registry.create("judge", "length").size == 3 and registry.create("judge", "length", size=5).size == 5
+    assert registry.create("provider", "echo", base_url="http://x", api_key="k").base_url == "http://x"
+    with pytest.raises(UsageError, match=r"^The judge 'length' takes no option 'sise'; it takes size\.$"):
+        registry.create("judge", "length", sise=5)
+    with pytest.raises(UsageError, match=r"^The adapter 'arith' cannot be built with the options \[\] \(missing"):
+        registry.create("adapter", "arith")
+    assert registry.create("adapter", "arith", size=2).size == 2
 
 
 def test_load_routes_by_scheme_and_suggests_formats():

@@ -22,12 +22,12 @@ from nenyax.core.contract.trajectory import (
     Trajectory,
 )
 from nenyax.core.errors import NenyaxError
-from nenyax.core.tiers.check import CheckReport, CheckResult, Outcome
+from nenyax.core.tiers.measure import TierOutcome, TierReport, TierResult
 
 # The contract modules use postponed annotations; resolve them so hypothesis can infer fields.
 for _cls in (Capabilities, Split, Manifest, Judgment, Step, ModelCall, PolicyInfo, Timing, Trajectory, Group):
     attrs.resolve_types(_cls)
-for _cls in (CheckResult, CheckReport):
+for _cls in (TierResult, TierReport):
     attrs.resolve_types(_cls)
 
 text = st.text(max_size=20)
@@ -85,10 +85,11 @@ trajectories = st.builds(
 )
 groups = st.builds(Group, trajectories=st.lists(trajectories, max_size=2).map(tuple))
 reports = st.builds(
-    CheckReport,
+    TierReport,
     tier=st.sampled_from(Tier),
     results=st.lists(
-        st.builds(CheckResult, tier=st.sampled_from(Tier), outcome=st.sampled_from(Outcome), seconds=finite), max_size=3
+        st.builds(TierResult, tier=st.sampled_from(Tier), outcome=st.sampled_from(TierOutcome), seconds=finite),
+        max_size=3,
     ).map(tuple),
     manifest=st.none() | manifests,
 )
@@ -104,7 +105,7 @@ reports = st.builds(
         (ModelCall, model_calls),
         (Trajectory, trajectories),
         (Group, groups),
-        (CheckReport, reports),
+        (TierReport, reports),
     ],
     ids=lambda v: getattr(v, "__name__", ""),
 )
@@ -117,7 +118,7 @@ def test_round_trip(cls, strategy):
 
 
 def test_tier_is_written_as_its_name():
-    report = CheckReport(uri="a:b", tier=Tier.AUDITED, results=())
+    report = TierReport(uri="a:b", tier=Tier.AUDITED, results=())
     assert serde.to_data(report)["tier"] == "audited"
 
 

@@ -7,8 +7,9 @@ import subprocess
 import sys
 
 import attrs
+import pytest
 
-from nenyax.core import Endpoint, Status, load
+from nenyax.core import Endpoint, Status, UsageError, load
 from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.contract.serde import converter
 from nenyax.core.plugins.registry import Registry, default_registry
@@ -19,9 +20,11 @@ def test_discovered_by_name_through_the_entry_point():
     entry = default_registry().get("provider", "local")
     assert entry.distribution == "nenyax-providers-local"
     assert entry.spec.factory == "nenyax.providers.local.provider:LocalProvider"
-    # Endpoint options this provider has no use for are accepted and ignored.
-    created = Registry().create("provider", "local", base_url="http://unused", api_key="unused", timeout=5)
-    assert isinstance(created, LocalProvider)
+    # The options every provider accepts (KINDS["provider"].options) are taken and ignored; any other is refused.
+    created = Registry().create("provider", "local", base_url="http://unused", api_key="unused", max_batch=2)
+    assert isinstance(created, LocalProvider) and created.max_batch == 2
+    with pytest.raises(UsageError, match=r"The provider 'local' takes no option 'timeout'; it takes device, dtype"):
+        Registry().create("provider", "local", timeout=5)
 
 
 def test_discovery_imports_nothing_heavy():

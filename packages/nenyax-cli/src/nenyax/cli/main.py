@@ -10,6 +10,7 @@ import click
 
 from nenyax.cli.exits import EXIT_CODES_HELP, INTERRUPTED, USER_ERROR, report_error
 from nenyax.core.errors import NenyaxError, did_you_mean
+from nenyax.core.kinds import KINDS
 
 # name -> (module, attribute, one-line help). Importing the module is deferred until it runs.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -24,12 +25,28 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "try": ("nenyax.cli.commands.try_", "try_command", "Play one episode with a model and replay it."),
     "serve": ("nenyax.cli.commands.serve", "serve_command", "Serve a step-mode environment as an OpenEnv server."),
     "view": ("nenyax.cli.commands.view", "view_command", "Write an HTML page listing a run's episodes."),
-    "adapter-check": (
-        "nenyax.cli.commands.conformance",
-        "adapter_check_command",
-        "Run the adapter conformance kit on an installed adapter.",
-    ),
 }
+# `nenyax <kind>-check NAME`, one per kind with a conformance kit, from the kinds table.
+COMMANDS.update(
+    {
+        kind.check_command: (
+            "nenyax.cli.commands.conformance",
+            f"{kind.name}_check_command",
+            f"Run the {kind.name} conformance kit on an installed {kind.name}.",
+        )
+        for kind in KINDS.values()
+        if kind.kit
+    }
+)
+
+
+def _no_kit(name: str) -> str | None:
+    """The sentence for ``nenyax <kind>-check`` where that kind has no conformance kit yet, else None."""
+    kind = KINDS.get(name.removesuffix("-check"))
+    if kind is None or kind.kit or name != kind.check_command:
+        return None
+    have = ", ".join(k.check_command for k in KINDS.values() if k.kit)
+    return f"There is no conformance kit for {kind.name} plugins yet, so no `nenyax {name}` (kits exist for: {have})."
 
 
 def _wants_json(args: list[str]) -> bool:
@@ -55,6 +72,8 @@ class LazyGroup(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
+        if name and _no_kit(name):
+            raise click.UsageError(_no_kit(name) or "", ctx)
         if name and not name.startswith("-") and name not in COMMANDS:
             msg = f"There is no command {name!r}." + did_you_mean(name, COMMANDS, "command")
             raise click.UsageError(msg, ctx)

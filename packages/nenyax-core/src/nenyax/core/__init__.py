@@ -54,7 +54,8 @@ _EXPORTS: dict[str, str] = {
     # models
     **dict.fromkeys(("DEFAULT_MODEL", "Endpoint"), "nenyax.core.models.endpoint"),
     # engine
-    **dict.fromkeys(("Environment", "Session", "StepEnvironment"), "nenyax.core.engine.environment"),
+    **dict.fromkeys(("Environment", "StepEnvironment"), "nenyax.core.engine.environment"),
+    "Session": "nenyax.core.engine.session",
     **dict.fromkeys(
         ("CallablePolicy", "NullPolicy", "Policy", "RandomPolicy", "ReferencePolicy", "Turn", "as_policy"),
         "nenyax.core.engine.policies",
@@ -65,16 +66,17 @@ _EXPORTS: dict[str, str] = {
     "load": "nenyax.core.engine.loader",
     # tiers
     **dict.fromkeys(
-        ("CheckReport", "CheckResult", "Outcome", "TierOutcome", "TierReport", "TierResult", "acheck", "check"),
-        "nenyax.core.tiers.check",
+        ("TierOutcome", "TierReport", "TierResult", "acheck", "check"),
+        "nenyax.core.tiers.measure",
     ),
     # the other mode bases and what their native loops exchange
     **dict.fromkeys(("RolloutEnvironment", "TaskEnvironment"), "nenyax.core.engine.environment"),
     **dict.fromkeys(("NativeEpisode", "NativeResult"), "nenyax.core.engine.native_loop"),
-    **dict.fromkeys(("Listing", "LoadContext"), "nenyax.core.plugins.adapter"),
+    **dict.fromkeys(("AdapterCapabilities", "Listing", "LoadContext"), "nenyax.core.plugins.adapter"),
+    "JudgeCapabilities": "nenyax.core.plugins.judge",
     "RecordingProxy": "nenyax.core.models.proxy",
     **dict.fromkeys(
-        ("ExecResult", "SandboxCapabilities", "SandboxImage", "SandboxSpec"), "nenyax.core.contract.sandbox"
+        ("ExecResult", "SandboxCapabilities", "SandboxImage", "SandboxSpec"), "nenyax.core.plugins.sandbox"
     ),
     "JsonlSink": "nenyax.core.engine.sinks",
 }
@@ -105,7 +107,6 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.contract import serde
     from nenyax.core.contract.chat import ChatRequest
     from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
-    from nenyax.core.contract.sandbox import ExecResult, SandboxCapabilities, SandboxImage, SandboxSpec
     from nenyax.core.contract.trajectory import (
         Group,
         Judgment,
@@ -118,13 +119,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
         Trajectory,
     )
     from nenyax.core.contract.uri import EnvURI, parse_uri
-    from nenyax.core.engine.environment import (
-        Environment,
-        RolloutEnvironment,
-        Session,
-        StepEnvironment,
-        TaskEnvironment,
-    )
+    from nenyax.core.engine.environment import Environment, RolloutEnvironment, StepEnvironment, TaskEnvironment
     from nenyax.core.engine.loader import load
     from nenyax.core.engine.native_loop import NativeEpisode, NativeResult
     from nenyax.core.engine.policies import (
@@ -137,6 +132,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
         as_policy,
     )
     from nenyax.core.engine.rundirs import Run, RunConfig, load_run, new_run_dir
+    from nenyax.core.engine.session import Session
     from nenyax.core.engine.sinks import JsonlSink, Sink, read_trajectories
     from nenyax.core.engine.summary import Summary, summarize
     from nenyax.core.errors import (
@@ -158,12 +154,11 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.hookspecs import PluginSpec, hookimpl
     from nenyax.core.models.endpoint import DEFAULT_MODEL, Endpoint
     from nenyax.core.models.proxy import RecordingProxy
-    from nenyax.core.plugins.adapter import Listing, LoadContext
+    from nenyax.core.plugins.adapter import AdapterCapabilities, Listing, LoadContext
+    from nenyax.core.plugins.judge import JudgeCapabilities
     from nenyax.core.plugins.registry import Registry, default_registry
-    from nenyax.core.tiers.check import (
-        CheckReport,
-        CheckResult,
-        Outcome,
+    from nenyax.core.plugins.sandbox import ExecResult, SandboxCapabilities, SandboxImage, SandboxSpec
+    from nenyax.core.tiers.measure import (
         TierOutcome,
         TierReport,
         TierResult,

@@ -16,17 +16,31 @@ The module implements any of the hooks below with ``@nenyax.core.hookimpl``. Eac
 (``"pkg.module:Attr"``) that is imported only when the plugin is first *used*, so that discovery
 (``nenyax --help``, ``nenyax plugins``) never imports a heavy dependency.
 
+One factory convention, for every kind (`nenyax.core.kinds.FACTORY_CONVENTION`)::
+
+    factory(**options) -> instance
+
+``options`` are the keyword settings the user gave the plugin (nothing when none were given, so
+``factory()`` builds the default instance). A factory takes each option as a keyword parameter with a
+default; the registry binds the options to its signature first and refuses an unknown one in one
+sentence naming those it takes. A kind's standard options (``Kind.options``: a provider's
+``base_url`` and ``api_key``) are accepted by every factory of that kind. The instance implements the
+kind's interface (``Kind.interface``) and, for each optional capability it declares in its
+``capabilities`` attribute, that capability's protocol (``Kind.capabilities``). What a plugin needs at
+run time reaches it through its interface's methods (an adapter's ``load(uri, context)``), never
+through the factory.
+
 Call semantics, for every hook:
 
-* called with no arguments (what a plugin needs at run time reaches it through its factory:
-  an adapter's ``load(uri, context)``, a provider's keyword options);
+* called with no arguments;
 * called at most once per registry, the first time a plugin of that kind is looked up;
 * collect-all: never ``firstresult``, never ``historic``; the registry rejects two specs of the
   same kind and name, naming both distributions;
 * must be cheap and free of side effects: no I/O, no network, no heavy imports, no event loop.
 
-Conformance: ``nenyax <kind>-check NAME`` runs the kit's checks for that kind; plugin tests
-subclass the matching base class in ``nenyax.testing`` (e.g. ``AdapterConformance``).
+Conformance: for a kind with a kit (``Kind.kit``; the adapter kind today), ``nenyax <kind>-check NAME``
+runs the kit's checks, the common ones every kind shares first; plugin tests subclass the matching
+base class in ``nenyax.testing`` (e.g. ``AdapterConformance``).
 """
 
 from __future__ import annotations
@@ -77,7 +91,7 @@ class PluginSpec:
     name: str = attrs.field(validator=_check_name)
     """Unique among installed plugins of this kind; how users pick it (``use = "acme"``)."""
     factory: str = attrs.field(validator=_check_factory)
-    """``"pkg.module:Attr"``; calling ``Attr()`` returns an object of the kind's interface."""
+    """``"pkg.module:Attr"``; ``Attr(**options)`` returns an object of the kind's interface (`FACTORY_CONVENTION`)."""
     summary: str = ""
     """One line shown by ``nenyax plugins``."""
 
@@ -92,7 +106,8 @@ def nenyax_register_adapters() -> SpecResult:  # type: ignore[empty-body]
     """Declare the environment formats this plugin loads.
 
     The spec's ``name`` is the URI scheme: ``load("NAME:rest?k=v")`` routes to this adapter.
-    The factory (called with no arguments) returns a `nenyax.core.plugins.adapter.Adapter`:
+    The factory, ``factory(**options)`` (the loader gives none; a URI's own options reach ``load``),
+    returns a `nenyax.core.plugins.adapter.Adapter`:
     ``load(uri: EnvURI, context: LoadContext) -> Environment`` (the context carries the registry,
     so the adapter finds its judges and sandboxes without a global; raise `BadURIError` with a
     one-sentence message for a URI it cannot serve) and ``examples() -> Sequence[str]`` (URIs
@@ -110,9 +125,10 @@ def nenyax_register_adapters() -> SpecResult:  # type: ignore[empty-body]
 def nenyax_register_providers() -> SpecResult:  # type: ignore[empty-body]
     """Declare the model transports this plugin provides (the part before ``:`` in ``openai:MODEL``).
 
-    Unlike other kinds, the factory is called with keyword options from the Endpoint
-    (``base_url``, ``api_key``, ``timeout``, ``max_retries`` and provider-specific ones; ignore
-    what you do not use) and returns a `nenyax.core.plugins.provider.Provider`: an async
+    The factory, ``factory(base_url=..., api_key=..., **options)``, gets the Endpoint's ``base_url`` and
+    ``api_key`` when the user set them (every provider accepts both; an in-process one ignores them)
+    and the Endpoint's ``provider_options`` as its other options. It returns a
+    `nenyax.core.plugins.provider.Provider`: an async
     ``complete(ChatRequest) -> ModelCall`` that records the response and, when the transport can
     tell, prompt/completion token ids and per-token logprobs, plus ``aclose()``.
 
@@ -128,10 +144,12 @@ def nenyax_register_providers() -> SpecResult:  # type: ignore[empty-body]
 def nenyax_register_judges() -> SpecResult:  # type: ignore[empty-body]
     """Declare judges, picked by name (``?judge=NAME``, ``use = "NAME"``).
 
-    The factory (keyword options from the URI or config) returns a `nenyax.core.plugins.judge.Judge`:
-    an answer judge ``judge(answer: str, reference) -> Judgment``, a trajectory judge
-    ``judge_trajectory(trajectory, reference) -> Judgment``, or both. A judge that cannot decide
-    raises `VerifierFailure`; it never returns a made-up 0.
+    The factory, ``factory(**options)`` (from the URI's ``judge.<key>`` values or a config table),
+    returns a `nenyax.core.plugins.judge.Judge`: an object whose ``capabilities``
+    (`JudgeCapabilities`) declare what it judges, ``answer`` (it has ``judge(answer: str, reference)
+    -> Judgment``), ``trajectory`` (``judge_trajectory(trajectory, reference) -> Judgment``), or both.
+    A caller asks for the capability it needs and is refused in one sentence by a judge without it.
+    A judge that cannot decide raises `VerifierFailure`; it never returns a made-up 0.
     """
 
 
@@ -142,11 +160,11 @@ def nenyax_register_judges() -> SpecResult:  # type: ignore[empty-body]
 def nenyax_register_sandboxes() -> SpecResult:  # type: ignore[empty-body]
     """Declare sandbox backends that run task-mode commands in isolation.
 
-    The factory returns a `nenyax.core.plugins.sandbox.Sandbox`: ``capabilities``,
+    The factory, ``factory(**options)``, returns a `nenyax.core.plugins.sandbox.Sandbox`: ``capabilities``,
     ``build(SandboxSpec) -> SandboxImage`` (with a digest) and ``start(image) -> SandboxHandle``,
     an async context manager with ``exec(argv | shell, cwd, env, timeout) -> ExecResult``,
     ``put``/``get`` (files and directories) and ``stop``. A non-zero exit is data; the backend
-    failing raises `InfraFailure`. Conformance: ``nenyax sandbox-check NAME``.
+    failing raises `InfraFailure`. (Its conformance kit, ``nenyax sandbox-check NAME``, comes later.)
     """
 
 
@@ -157,7 +175,7 @@ def nenyax_register_sandboxes() -> SpecResult:  # type: ignore[empty-body]
 def nenyax_register_learners() -> SpecResult:  # type: ignore[empty-body]
     """Declare learners that improve a policy (``nenyax train --learner NAME``).
 
-    The factory (keyword options from the run config) returns a `nenyax.core.plugins.learner.Learner`:
+    The factory, ``factory(**options)`` (from the run config), returns a `nenyax.core.plugins.learner.Learner`:
     ``policy()`` (a Policy whose info carries the revision), ``update(groups)`` (only trainable
     trajectories reach it), ``save() -> revision``, ``restore(revision)`` and ``close()``.
     """
@@ -170,9 +188,9 @@ def nenyax_register_learners() -> SpecResult:  # type: ignore[empty-body]
 def nenyax_register_exporters() -> SpecResult:  # type: ignore[empty-body]
     """Declare exporters: writers of row streams (``nenyax export --to NAME``).
 
-    The factory returns a `nenyax.core.plugins.exporter.Exporter`: ``open(destination, shape=)``
-    -> a ``RowWriter`` with ``write(row)`` and ``close()``. The rows themselves (raw, SFT, DPO)
-    are shaped once in `nenyax.core.contract.rows`.
+    The factory, ``factory(**options)``, returns a `nenyax.core.plugins.exporter.Exporter`:
+    ``open(destination, shape=)`` -> a ``RowWriter`` with ``write(row)`` and ``close()``. The rows
+    themselves (raw, SFT, DPO) are shaped once in `nenyax.core.contract.rows`.
     """
 
 
@@ -183,6 +201,6 @@ def nenyax_register_exporters() -> SpecResult:  # type: ignore[empty-body]
 def nenyax_register_tracers() -> SpecResult:  # type: ignore[empty-body]
     """Declare tracer presets that send core's OpenTelemetry GenAI spans to a backend.
 
-    The factory returns a `nenyax.core.plugins.tracer.Tracer`: ``span_processors(settings)``
+    The factory, ``factory(**options)``, returns a `nenyax.core.plugins.tracer.Tracer`: ``span_processors(settings)``
     for core's own TracerProvider (core never touches the global one), ``flush`` and ``shutdown``.
     """

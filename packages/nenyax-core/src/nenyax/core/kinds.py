@@ -1,12 +1,32 @@
 """The seven plugin kinds: the one table the hookspecs, registry, CLI, docs and conformance kit derive from.
 
+Every kind follows one pattern: a registration hook returns `PluginSpec` declarations; the spec's
+factory is called as ``factory(**options) -> instance`` (`FACTORY_CONVENTION`); the instance
+implements the kind's interface, plus the protocol of each optional capability it declares in its
+``capabilities`` attribute; a conformance kit (where the kind has one) backs ``nenyax <kind>-check``.
+
 A test (``packages/nenyax-core/tests/test_kinds_and_interfaces.py``) fails when the hookspecs or the
 interfaces disagree with it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
+
+FACTORY_CONVENTION = "factory(**options) -> instance"
+"""How every plugin's factory is called, whatever its kind.
+
+`options` are the keyword settings the user gave that plugin (a URI's ``judge.<key>`` values, a
+config table, an Endpoint's provider options), nothing when none were given: ``factory()`` builds
+the default instance. A factory takes each option as a keyword parameter with a default; the
+registry binds the options to its signature before calling it and refuses an unknown or missing one
+in one sentence (a factory may take ``**options`` to accept any). The kind's `Kind.options` are
+passed whenever the caller has them, so every factory of that kind accepts them. What a plugin needs
+at run time reaches it through its interface's methods (an adapter's ``load(uri, context)``), never
+through its factory.
+"""
 
 
 @attrs.frozen
@@ -21,10 +41,24 @@ class Kind:
     """``module:Protocol`` of what the plugin's factory returns (imported only when asked for)."""
     summary: str
     """One line for help text and docs."""
+    options: tuple[str, ...] = ()
+    """Options every factory of this kind accepts (the caller passes them whenever it has them)."""
+    capabilities: Mapping[str, str] = attrs.field(factory=dict)
+    """Optional capability -> ``module:Protocol`` an instance declaring it (``capabilities.<name>``) also implements."""
+    needs_a_capability: bool = False
+    """True when an instance must declare at least one of `capabilities` (a judge judges something)."""
+    kit: str | None = None
+    """``module:CHECKS`` of this kind's own conformance checks (the common ones come on top); None: no kit yet."""
+
+    @property
+    def factory_signature(self) -> str:
+        """The factory's call, as the docs show it: `FACTORY_CONVENTION` with this kind's options and interface."""
+        named = "".join(f"{o}=..., " for o in self.options)
+        return f"factory({named}**options) -> {self.interface.partition(':')[2]}"
 
     @property
     def check_command(self) -> str:
-        """The CLI command that runs this kind's conformance kit."""
+        """The CLI command that runs this kind's conformance kit (a command only where `kit` is set)."""
         return f"{self.name}-check"
 
 
@@ -36,18 +70,26 @@ KINDS: dict[str, Kind] = {
             "nenyax_register_adapters",
             "nenyax.core.plugins.adapter:Adapter",
             "loads a URI of its format into an Environment (step, rollout or task mode)",
+            capabilities={"listing": "nenyax.core.plugins.adapter:Lister"},
+            kit="nenyax.testing.checks.adapter:ADAPTER_CHECKS",
         ),
         Kind(
             "provider",
             "nenyax_register_providers",
             "nenyax.core.plugins.provider:Provider",
             "the transport behind an Endpoint: one chat request in, one recorded ModelCall out",
+            options=("base_url", "api_key"),
         ),
         Kind(
             "judge",
             "nenyax_register_judges",
             "nenyax.core.plugins.judge:Judge",
             "turns an answer, or a whole trajectory, into a Judgment",
+            capabilities={
+                "answer": "nenyax.core.plugins.judge:AnswerJudge",
+                "trajectory": "nenyax.core.plugins.judge:TrajectoryJudge",
+            },
+            needs_a_capability=True,
         ),
         Kind(
             "sandbox",

@@ -1,13 +1,14 @@
 """The conformance kit: checks every plugin kind must pass, as plain functions and pytest suites.
 
 ``nenyax <kind>-check NAME`` runs the same checks as the pytest base classes, e.g.
-`AdapterConformance` (imported lazily, so this package does not need pytest).
+`AdapterConformance` (imported lazily, so this package does not need pytest). The checks every kind
+shares are written once (`common_checks`); a kind's kit adds its own (`CHECKS`).
 """
 
 from typing import Any
 
-from nenyax.testing.checks import CHECKS
-from nenyax.testing.report import Check, ConformanceError, Finding, Outcome, Report, Severity
+from nenyax.testing.checks import CHECKS, common_checks
+from nenyax.testing.report import Check, ConformanceError, Finding, Outcome, Report, Severity, Skip, Verdict, run_check
 from nenyax.testing.subject import Subject
 
 __all__ = [
@@ -19,13 +20,18 @@ __all__ = [
     "Outcome",
     "Report",
     "Severity",
+    "Skip",
     "Subject",
+    "Verdict",
+    "common_checks",
+    "conformance_suite",
+    "run_check",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "AdapterConformance":
-        from nenyax.testing.suites import AdapterConformance
+    if name in ("AdapterConformance", "conformance_suite"):
+        from nenyax.testing import suites
 
-        return AdapterConformance
+        return getattr(suites, name)
     raise AttributeError(name)

@@ -1,5 +1,6 @@
 """In-memory reference implementations for tests: an ``arith`` adapter that passes every check,
-and deliberately broken variants, one flaw each, that prove the kit's checks can fail.
+and deliberately broken variants, one flaw each, that prove the kit's checks can fail; a judge and
+a provider, sound and broken, for the checks every kind shares.
 
 Why fakes, not a real adapter: nenyax-core and nenyax-cli are tested alone, and every real adapter
 depends on nenyax-core, so none can be installed in their tests (the real adapters are tested with
@@ -25,6 +26,8 @@ from nenyax.core.engine.environment import StepEnvironment
 from nenyax.core.engine.session import Session
 from nenyax.core.errors import BadURIError, InfraFailure
 from nenyax.core.hookspecs import PluginSpec, hookimpl
+from nenyax.core.plugins.adapter import AdapterCapabilities, Listing
+from nenyax.core.plugins.judge import JudgeCapabilities
 
 
 class ArithEnvironment(StepEnvironment):
@@ -147,6 +150,44 @@ class ForeignExamplesAdapter(ArithAdapter):
         return ["other:add"]
 
 
+class NeedsAnOptionAdapter(ArithAdapter):
+    """Flaw: the factory cannot be called as ``factory()``: it requires an option."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
+class CrashingExamplesAdapter(ArithAdapter):
+    """Flaw: ``examples()`` raises, so the checks that read the examples crash (an error, not a finding)."""
+
+    def examples(self) -> list[str]:
+        msg = "examples are not ready"
+        raise RuntimeError(msg)
+
+
+class ListingArithAdapter(ArithAdapter):
+    """Declares the ``listing`` capability and lists what it loads (sound)."""
+
+    capabilities = AdapterCapabilities(listing=True)
+
+    def listing(self, where: str | None = None) -> list[Listing]:
+        """The one environment."""
+        return [Listing(uri="arith:add?size=3", description="additions")]
+
+
+class ForeignListingAdapter(ListingArithAdapter):
+    """Flaw: lists URIs of another scheme."""
+
+    def listing(self, where: str | None = None) -> list[Listing]:
+        return [Listing(uri="other:add")]
+
+
+class ClaimsListingAdapter(ArithAdapter):
+    """Flaw: declares ``listing`` but has no ``listing()``."""
+
+    capabilities = AdapterCapabilities(listing=True)
+
+
 class UnstableManifestAdapter(ArithAdapter):
     """Flaw: the manifest embeds the load time, so its digest changes on every load."""
 
@@ -217,6 +258,79 @@ class AdapterPlugin:
     def nenyax_register_adapters(self) -> PluginSpec:
         """The fake adapter's spec."""
         return PluginSpec(kind="adapter", name=self.name, factory=self.factory, summary="in-memory fake")
+
+
+class LengthJudge:
+    """A sound answer judge: passes answers of exactly `size` characters."""
+
+    capabilities = JudgeCapabilities(answer=True)
+
+    def __init__(self, size: int = 3) -> None:
+        """`size`: the length that passes."""
+        self.size = size
+
+    def judge(self, answer: str, reference: Any) -> Judgment:
+        """1 when `answer` has `size` characters."""
+        ok = len(answer) == self.size
+        return Judgment(score=float(ok), passed=ok, judge="length")
+
+
+class ClaimsTrajectoryJudge(LengthJudge):
+    """Flaw: declares the ``trajectory`` capability without ``judge_trajectory``."""
+
+    capabilities = JudgeCapabilities(answer=True, trajectory=True)
+
+
+class UndeclaredJudge:
+    """Flaw: has ``judge()`` but declares no capability, so no caller can know what it judges."""
+
+    capabilities = JudgeCapabilities()
+
+    def judge(self, answer: str, reference: Any) -> Judgment:
+        return Judgment(score=0.0)
+
+
+class EchoProvider:
+    """A sound provider for the common checks (it answers nothing: no check of the common kit calls it)."""
+
+    def __init__(self, *, base_url: str | None = None, api_key: str | None = None) -> None:
+        """Take the options every provider is given."""
+        self.base_url, self.api_key = base_url, api_key
+
+    async def complete(self, request: Any) -> Any:
+        """Not used by the common checks."""
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+class NoBaseURLProvider(EchoProvider):
+    """Flaw: refuses ``base_url``, an option every provider is given."""
+
+    def __init__(self, *, api_key: str | None = None) -> None:
+        self.api_key = api_key
+
+
+class KindPlugin:
+    """A plugin object declaring one plugin of any `kind` (as an entry-point module would)."""
+
+    def __init__(self, kind: str, name: str, factory: str) -> None:
+        """Declare `kind` plugin `name` built by `factory`."""
+        self.spec = PluginSpec(kind=kind, name=name, factory=factory, summary="in-memory fake")
+
+    def _declare(self, kind: str) -> list[PluginSpec]:
+        return [self.spec] if self.spec.kind == kind else []
+
+    @hookimpl
+    def nenyax_register_judges(self) -> list[PluginSpec]:
+        """The spec, when it is a judge."""
+        return self._declare("judge")
+
+    @hookimpl
+    def nenyax_register_providers(self) -> list[PluginSpec]:
+        """The spec, when it is a provider."""
+        return self._declare("provider")
 
 
 class NoOracleAdapter(ArithAdapter):

@@ -18,8 +18,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from nenyax.core.contract.sandbox import ExecResult, SandboxCapabilities, SandboxImage, SandboxSpec
 from nenyax.core.errors import InfraFailure
+from nenyax.core.plugins.sandbox import ExecResult, SandboxCapabilities, SandboxImage, SandboxSpec
 
 
 def _tree_digest(folder: Path) -> str:

@@ -15,10 +15,10 @@ from pathlib import Path
 import attrs
 
 from nenyax.core.contract.trajectory import Tier
-from nenyax.core.tiers.check import CheckReport, TierOutcome
+from nenyax.core.tiers.measure import TierOutcome, TierReport
 
 
-def tier_summary(reports: Iterable[CheckReport], noun: str) -> str:
+def tier_summary(reports: Iterable[TierReport], noun: str) -> str:
     """``"105 datasets: 101 audited, 4 trainable."``, most frequent tier first."""
     counts = Counter(report.tier.label for report in reports)
     parts = ", ".join(f"{n} {tier}" for tier, n in counts.most_common())
@@ -38,7 +38,7 @@ def sync_marked_block(path: Path, name: str, content: str, *, update: bool) -> s
     return None if found is None else found.group(1)
 
 
-def why_not_higher(report: CheckReport, width: int = 160) -> str:
+def why_not_higher(report: TierReport, width: int = 160) -> str:
     """The evidence of the first check that did not pass (what stopped the tier), shortened for a table."""
     for result in report.results:
         if result.outcome is not TierOutcome.PASSED:
@@ -47,7 +47,7 @@ def why_not_higher(report: CheckReport, width: int = 160) -> str:
     return ""
 
 
-def tier_row(name: str, report: CheckReport) -> str:
+def tier_row(name: str, report: TierReport) -> str:
     """``| name | tier | floor | margin | why not audited |`` for one measured environment."""
     floor = report.floor
     shown = f"{floor.probe}: {floor.score:.2f}" if floor else ""

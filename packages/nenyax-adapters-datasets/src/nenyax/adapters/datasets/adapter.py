@@ -8,20 +8,26 @@ from pathlib import Path
 from nenyax.adapters.datasets.environment import DatasetEnvironment
 from nenyax.adapters.datasets.loading import BUILDERS
 from nenyax.adapters.datasets.spec import parse_spec
-from nenyax.core import BadURIError, Listing
+from nenyax.core import AdapterCapabilities, BadURIError, Listing
 from nenyax.core.contract.uri import EnvURI
+from nenyax.core.errors import UsageError
 from nenyax.core.plugins.adapter import LoadContext
-from nenyax.core.plugins.judge import create_judge
+from nenyax.core.plugins.interfaces import create
 
 
 class DatasetsAdapter:
     """The ``hf`` adapter: a local JSONL/JSON/Parquet/CSV file or save_to_disk folder, one question per row."""
 
+    capabilities = AdapterCapabilities(listing=True)
+
     def load(self, uri: EnvURI, context: LoadContext) -> DatasetEnvironment:
         """Load the dataset offline and resolve its columns and judge; every mistake is one `BadURIError` sentence."""
         spec = parse_spec(uri)
         # Any installed judge works by name, a third party's too: the registry in use finds it.
-        judge = create_judge(context.registry, spec.judge, spec.judge_options)
+        try:  # a question session judges answers: a judge must declare the `answer` capability
+            judge = create(context.registry, "judge", spec.judge, spec.judge_options, needs=("answer",))
+        except UsageError as exc:
+            raise BadURIError(str(exc)) from exc
         return DatasetEnvironment(uri.raw, spec, judge)
 
     def examples(self) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 from nenyax.core.contract.trajectory import Judgment
 from nenyax.core.engine.answers import quoted
 from nenyax.core.errors import UsageError, VerifierFailure
+from nenyax.core.plugins.judge import JudgeCapabilities
 
 # Words are runs of letters and digits, keeping the inner punctuation of numbers and dates
 # ("3.5", "1,000", "1/2", "2024-01-02") and a leading minus sign.
@@ -40,6 +41,8 @@ def _verdict(ok: bool, answer: str, gold: Any, judge: str, how: str) -> Judgment
 class ExactJudge:
     """Exact match after normalising case, whitespace and punctuation."""
 
+    capabilities = JudgeCapabilities(answer=True)
+
     def judge(self, answer: str, reference: Any) -> Judgment:
         """1 when the normalised answer equals the normalised reference (or one of a list of references)."""
         golds = reference if isinstance(reference, list | tuple) else [reference]
@@ -61,6 +64,8 @@ def parse_number(text: str) -> float | None:
 
 class NumericJudge:
     """Numbers equal within ``tolerance`` (relative to the gold's size, and at least absolute)."""
+
+    capabilities = JudgeCapabilities(answer=True)
 
     def __init__(self, tolerance: float = 1e-6) -> None:
         """`tolerance` is both the relative and the absolute tolerance of `math.isclose`."""

@@ -27,6 +27,7 @@ from nenyax.adapters.datasets.mathguard import TooLarge, check_size
 from nenyax.core.contract.trajectory import Judgment
 from nenyax.core.engine.answers import quoted
 from nenyax.core.errors import UsageError, VerifierFailure
+from nenyax.core.plugins.judge import JudgeCapabilities
 
 DEFAULT_TIMEOUT = 5.0
 """Seconds math-verify may spend on one judgment (parsing both sides and comparing)."""
@@ -82,6 +83,8 @@ def _compare(answer: str, gold: str) -> tuple[bool, str]:
 
 class MathJudge:
     """Mathematical equivalence by math-verify, with a timeout (see the module docstring for the rules)."""
+
+    capabilities = JudgeCapabilities(answer=True)
 
     def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
         """`timeout`: seconds one judgment may take before it is a `VerifierFailure`."""

@@ -8,13 +8,15 @@ from typing import Any
 import gymnasium as gym
 from nenyax.adapters.gymnasium.environment import GymEnvironment
 from nenyax.adapters.gymnasium.spec import ids_of_module, import_module, make, parse_spec
-from nenyax.core import Listing
+from nenyax.core import AdapterCapabilities, Listing
 from nenyax.core.contract.uri import EnvURI
 from nenyax.core.errors import BadURIError
 
 
 class GymnasiumAdapter:
     """The ``gymnasium`` adapter: every registered env id, and any ``gymnasium.Env`` class by import path."""
+
+    capabilities = AdapterCapabilities(listing=True)
 
     def load(self, uri: EnvURI, context: Any = None) -> GymEnvironment:
         """Build the environment for `uri` (one env is made now, so bad arguments fail at load)."""

@@ -13,7 +13,7 @@ from nenyax.adapters.gymnasium import arrays, codec
 from nenyax.adapters.gymnasium.spaces import coerce_action, jsonable, null_action, to_json
 from nenyax.adapters.gymnasium.wrappers import bookkeeping_free
 from nenyax.core.contract.trajectory import Step
-from nenyax.core.engine.environment import Session
+from nenyax.core.engine.session import Session
 from nenyax.core.errors import PolicyFailure, RetryablePolicyFailure, UnsupportedPolicyError
 
 if TYPE_CHECKING:

@@ -7,13 +7,15 @@ from typing import Any
 
 from nenyax.adapters.reasoning_gym.environment import ReasoningGymEnvironment
 from nenyax.adapters.reasoning_gym.spec import parse_spec
-from nenyax.core import Listing
+from nenyax.core import AdapterCapabilities, Listing
 from nenyax.core.contract.uri import EnvURI
 from reasoning_gym.factory import DATASETS
 
 
 class ReasoningGymAdapter:
     """The ``reasoning_gym`` adapter: every registered dataset, and composites of several."""
+
+    capabilities = AdapterCapabilities(listing=True)
 
     def load(self, uri: EnvURI, context: Any = None) -> ReasoningGymEnvironment:
         """Build the environment for `uri`; a bad dataset, key or value is a `BadURIError`."""

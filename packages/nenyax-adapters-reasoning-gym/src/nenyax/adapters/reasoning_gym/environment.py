@@ -18,6 +18,7 @@ from nenyax.core.engine.answers import ANSWER_RULES, quoted
 from nenyax.core.engine.environment import StepEnvironment
 from nenyax.core.engine.qa import QuestionSession
 from nenyax.core.errors import BadURIError, VerifierFailure
+from nenyax.core.plugins.judge import JudgeCapabilities
 from reasoning_gym.composite import DatasetSpec as RGSpec
 from reasoning_gym.utils import SYSTEM_PROMPTS
 
@@ -143,6 +144,8 @@ class ReasoningGymEnvironment(StepEnvironment):
 
 class NativeScorer:
     """reasoning-gym's own verifier as an answer judge: the reference is the generated entry."""
+
+    capabilities = JudgeCapabilities(answer=True)
 
     def __init__(self, env: ReasoningGymEnvironment, seed: int) -> None:
         """Judge with the scorer of the dataset at `seed` (a composite delegates to the entry's own dataset)."""

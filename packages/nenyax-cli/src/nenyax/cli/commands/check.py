@@ -19,14 +19,14 @@ from nenyax.core.contract.uri import MAX_SEED
 from nenyax.core.engine.rundirs import CHECK_REPORT, TRAJECTORIES, create_run, record_manifest
 from nenyax.core.engine.sinks import JsonlSink
 from nenyax.core.tiers.cached import forget, remember
-from nenyax.core.tiers.check import DEFAULT_MARGIN, DEFAULT_SAMPLES, CheckReport, Outcome, check
 from nenyax.core.tiers.checks import CHECKS
+from nenyax.core.tiers.measure import DEFAULT_MARGIN, DEFAULT_SAMPLES, TierOutcome, TierReport, check
 
 TIERS = [t.label for t in Tier if t is not Tier.NONE]
-_STYLE = {Outcome.PASSED: "green", Outcome.FAILED: "red", Outcome.SKIPPED: "yellow"}
+_STYLE = {TierOutcome.PASSED: "green", TierOutcome.FAILED: "red", TierOutcome.SKIPPED: "yellow"}
 
 
-def render_report(report: CheckReport) -> None:
+def render_report(report: TierReport) -> None:
     """Print the report as a table with the tier reached underneath."""
     from rich.console import Console
 

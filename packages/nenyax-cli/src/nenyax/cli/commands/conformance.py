@@ -1,17 +1,25 @@
-"""``nenyax <kind>-check NAME``: run a kind's conformance kit on an installed plugin."""
+"""``nenyax <kind>-check NAME``: run a kind's conformance kit on an installed plugin.
+
+One command per kind that has a kit (`nenyax.core.kinds.Kind.kit`), made from the kinds table:
+``adapter_check_command`` and its siblings are built on first use by this module's ``__getattr__``.
+"""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 import orjson
 
-from nenyax.testing import CHECKS, Report, Subject
+from nenyax.core.kinds import KINDS
+from nenyax.testing import CHECKS, Report, Subject, Verdict
+
+_STYLE = {Verdict.PASSED: "green", Verdict.FAILED: "red", Verdict.SKIPPED: "yellow", Verdict.ERROR: "magenta"}
 
 
 def run_conformance(kind: str, name: str, as_json: bool, strict: bool) -> None:
-    """Run every `kind` check on plugin `name`, print a table (or JSON), exit 1 on failure."""
+    """Run every `kind` check on plugin `name`, print a table (or JSON), exit 1 when one failed or crashed."""
     subject = Subject.from_environment(kind=kind, name=name)
     subject.entry  # noqa: B018 - an unknown name fails here, with suggestions, before any check runs
     report = Report.of(CHECKS[kind], subject)
@@ -23,7 +31,9 @@ def run_conformance(kind: str, name: str, as_json: bool, strict: bool) -> None:
             "checks": [
                 {
                     "id": o.check.id,
-                    "passed": not o.failed(strict),
+                    "verdict": "failed" if o.failed(strict) else o.verdict.value,
+                    "passed": o.ok(strict),
+                    "reason": o.reason,
                     "findings": [{"severity": f.severity.value, "message": f.message} for f in o.findings],
                 }
                 for o in report.outcomes
@@ -36,23 +46,35 @@ def run_conformance(kind: str, name: str, as_json: bool, strict: bool) -> None:
         from nenyax.cli.safe import safe_text
         from nenyax.cli.tables import Cell, print_table
 
-        rows: list[list[Cell]] = [
-            [
-                o.check.id,
-                "[red]failed[/]" if o.failed(strict) else "[green]passed[/]",
-                safe_text("\n".join(f.message for f in o.findings)),
-            ]
-            for o in report.outcomes
-        ]
+        rows: list[list[Cell]] = []
+        for o in report.outcomes:
+            verdict = Verdict.FAILED if o.failed(strict) else o.verdict
+            said = "\n".join([f.message for f in o.findings] + ([o.reason] if o.reason else []))
+            rows.append([o.check.id, f"[{_STYLE[verdict]}]{verdict.value}[/]", safe_text(said)])
         title = safe_text(f"nenyax {kind}-check {name}")
         print_table(Console(), title, ["check", "outcome", "findings"], rows, wrap="findings")
     sys.exit(1 if report.failed(strict) else 0)
 
 
-@click.command("adapter-check")
-@click.argument("name")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--strict", is_flag=True, help="Warnings fail too.")
-def adapter_check_command(name: str, as_json: bool, strict: bool) -> None:
-    """Prove an installed adapter delivers what the adapter interface promises."""
-    run_conformance("adapter", name, as_json, strict)
+def kind_check_command(kind: str) -> click.Command:
+    """The ``nenyax <kind>-check NAME`` command of a kind with a kit."""
+
+    @click.command(KINDS[kind].check_command)
+    @click.argument("name")
+    @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+    @click.option("--strict", is_flag=True, help="Warnings fail too.")
+    def command(name: str, as_json: bool, strict: bool) -> None:
+        run_conformance(kind, name, as_json, strict)
+
+    command.help = f"Prove an installed {kind} delivers what the {kind} interface promises."
+    return command
+
+
+def __getattr__(name: str) -> Any:
+    kind = name.removesuffix("_check_command")
+    if name.endswith("_check_command") and kind in KINDS and KINDS[kind].kit:
+        command = kind_check_command(kind)
+        globals()[name] = command
+        return command
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -12,6 +12,7 @@ import orjson
 
 from nenyax.core import UsageError
 from nenyax.core.engine.rundirs import nenyax_versions
+from nenyax.core.plugins.interfaces import declared
 from nenyax.core.plugins.registry import default_registry
 from nenyax.core.tiers.cached import recall
 
@@ -36,7 +37,9 @@ def list_command(adapter: str | None, where: str | None, imports: tuple[str, ...
     names = [adapter] if adapter else registry.names("adapter")
     if adapter:
         registry.get("adapter", adapter)  # an unknown name fails here, with suggestions
-    listers = {name: getattr(registry.create("adapter", name), "listing", None) for name in names}
+    # Only an adapter declaring the `listing` capability (AdapterCapabilities) is asked what it can load.
+    adapters = {name: registry.create("adapter", name) for name in names}
+    listers = {name: a.listing if "listing" in declared(a) else None for name, a in adapters.items()}
     # An adapter whose listing takes `imports` imports the modules itself, so it can tell which ids each
     # one registers (and name them in URIs that load in a new process); it lists before anything else
     # imports them. The other listers see the modules already imported.

@@ -9,6 +9,11 @@ import orjson
 
 from nenyax.core import UsageError
 
+SERVER_TARGET = "nenyax.server.openenv:serve"
+"""The one seam between the CLI and the OpenEnv server distribution: an import string, resolved when
+``nenyax serve`` runs. The CLI never imports a server, adapter or provider statically (an
+import-linter contract in the root pyproject.toml); servers are not a plugin kind, so this names it."""
+
 
 @click.command("serve")
 @click.argument("uri")
@@ -42,8 +47,10 @@ def serve_command(
     OpenEnv's own clients use it unchanged; each episode's judgment rides in its final observation's
     metadata. Stops on SIGTERM (exit 0) or Ctrl-C (exit 130), closing every session first.
     """
+    from nenyax.core.plugins.registry import import_factory
+
     try:
-        from nenyax.server.openenv import serve
+        serve = import_factory(SERVER_TARGET)
     except ImportError as exc:
         msg = "nenyax serve needs the OpenEnv server: run `pip install nenyax-server-openenv`."
         raise UsageError(msg) from exc

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nenyax.core.contract.trajectory import Judgment, Trajectory
+from nenyax.core.plugins.judge import JudgeCapabilities
 
 
 class ReturnJudge:
@@ -13,6 +14,8 @@ class ReturnJudge:
     `reference` may be a mapping with ``reward_threshold`` (passed when the return reaches it; unknown
     without one) and ``name`` (the judged environment, for the record).
     """
+
+    capabilities = JudgeCapabilities(trajectory=True)
 
     def judge_trajectory(self, trajectory: Trajectory, reference: Any) -> Judgment:
         """Score the return; components hold the return and the episode's length."""

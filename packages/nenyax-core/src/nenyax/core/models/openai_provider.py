@@ -60,7 +60,6 @@ class OpenAIProvider:
         stream: bool = False,
         token_ids: bool | None = None,
         on_retry: Callable[[str], None] | None = None,
-        **_ignored: Any,
     ) -> None:
         """Configure the transport; `token_ids=None` asks for vLLM token ids until the server refuses.
 

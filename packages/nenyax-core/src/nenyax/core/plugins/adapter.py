@@ -34,16 +34,34 @@ class Listing:
     """One line, where the format has one (a dataset's docstring, a file's size); else empty."""
 
 
+@attrs.frozen(kw_only=True)
+class AdapterCapabilities:
+    """What an adapter declares beyond loading (its ``capabilities`` attribute); the kit checks each claim."""
+
+    listing: bool = False
+    """It has `Lister.listing`: it can say what it can load here (`nenyax list` calls it)."""
+
+
+@runtime_checkable
+class Lister(Protocol):
+    """The ``listing`` capability of an adapter: what it can load on this machine."""
+
+    def listing(self, where: str | None = None) -> Sequence[Listing]:
+        """What the adapter can load here (the datasets a library registers, the files a folder holds).
+
+        `where` narrows it (e.g. a folder). A listing that also takes ``imports: tuple[str, ...]`` is
+        handed the modules of ``nenyax list --import`` not yet imported, to import itself (so it can
+        tell which entries each one adds).
+        """
+        ...
+
+
 @runtime_checkable
 class Adapter(Protocol):
     """Loads URIs of one format into environments.
 
-    Optional: ``listing(self, where: str | None = None) -> Sequence[Listing]``, what the adapter can
-    load here (the datasets a library registers, the files a folder holds; `where` narrows it, e.g.
-    a folder). `nenyax list` calls it when present and says "cannot list" otherwise; it is not part
-    of this protocol so an adapter without it still is one. A listing that also takes
-    ``imports: tuple[str, ...]`` is handed the modules of ``nenyax list --import`` not yet imported, to
-    import itself (so it can tell which entries each one adds).
+    Optional capabilities are declared in ``capabilities`` (`AdapterCapabilities`): an adapter
+    declaring ``listing`` also implements `Lister` (`nenyax list` says "cannot list" for the others).
     """
 
     def load(self, uri: EnvURI, context: LoadContext) -> Environment:

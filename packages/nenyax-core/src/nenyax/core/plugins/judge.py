@@ -1,30 +1,57 @@
 """The `judge` kind: turns an answer, or a whole finished trajectory, into a `Judgment`.
 
-A judge implements either method or both:
+Every judge is one `Judge`: an object whose ``capabilities`` (`JudgeCapabilities`) declare what it
+judges, and which has the method of each capability it declares:
 
-* `AnswerJudge.judge(answer, reference)`: question/answer formats (the datasets adapter's
+* ``answer``, `AnswerJudge.judge(answer, reference)`: question/answer formats (the datasets adapter's
   ``exact``/``numeric``/``math``, reasoning-gym's native scorers). The answer is the text the
   session extracted from the policy's reply.
-* `TrajectoryJudge.judge_trajectory(trajectory, reference)`: judges that need the whole episode
-  (a return over steps, an LLM judge reading the transcript). The trajectory is complete but
+* ``trajectory``, `TrajectoryJudge.judge_trajectory(trajectory, reference)`: judges that need the whole
+  episode (a return over steps, an LLM judge reading the transcript). The trajectory is complete but
   unjudged (``judgment is None``).
 
-Either raises `VerifierFailure` when it cannot decide; it never returns a made-up 0.
+A caller builds a judge with `nenyax.core.plugins.interfaces.create` and names the capability it needs
+(``needs=("answer",)``): a judge without it is refused in one sentence, before any episode. Either
+method raises `VerifierFailure` when it cannot decide; it never returns a made-up 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import attrs
 
 if TYPE_CHECKING:
     from nenyax.core.contract.trajectory import Judgment, Trajectory
-    from nenyax.core.plugins.registry import Registry
+
+
+@attrs.frozen(kw_only=True)
+class JudgeCapabilities:
+    """What a judge declares it judges; each capability it declares, it implements (and the kit checks)."""
+
+    answer: bool = False
+    """It has ``judge(answer, reference)``: it judges one extracted answer."""
+    trajectory: bool = False
+    """It has ``judge_trajectory(trajectory, reference)``: it judges a whole finished episode."""
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """What a judge plugin's factory returns: an object declaring its `JudgeCapabilities`.
+
+    The methods come with the capabilities: `AnswerJudge` for ``answer``, `TrajectoryJudge` for
+    ``trajectory`` (the kinds table, ``KINDS["judge"].capabilities``, maps each to its protocol).
+    """
+
+    @property
+    def capabilities(self) -> JudgeCapabilities:
+        """What this judge judges: an answer, a trajectory, or both."""
+        ...
 
 
 @runtime_checkable
 class AnswerJudge(Protocol):
-    """Judges one extracted answer against a reference (the gold answer, or a format's own entry)."""
+    """The ``answer`` capability: judges one extracted answer against a reference (a gold answer, a format's entry)."""
 
     def judge(self, answer: str, reference: Any) -> Judgment:
         """Judge `answer` against `reference`; garbage scores low, an undecidable case raises `VerifierFailure`."""
@@ -33,41 +60,8 @@ class AnswerJudge(Protocol):
 
 @runtime_checkable
 class TrajectoryJudge(Protocol):
-    """Judges a whole finished episode."""
+    """The ``trajectory`` capability: judges a whole finished episode."""
 
     def judge_trajectory(self, trajectory: Trajectory, reference: Any) -> Judgment:
         """Judge `trajectory` (complete, unjudged); raise `VerifierFailure` when it cannot decide."""
         ...
-
-
-Judge = AnswerJudge | TrajectoryJudge
-"""What a judge plugin's factory returns: an answer judge, a trajectory judge, or both."""
-
-
-def is_judge(obj: object) -> bool:
-    """True when `obj` implements at least one of the two judging methods."""
-    return isinstance(obj, AnswerJudge | TrajectoryJudge)
-
-
-def create_judge(registry: Registry, name: str, options: Mapping[str, Any] | None = None) -> Any:
-    """The judge plugin `name` built with `options`; every mistake is one `BadURIError` sentence."""
-    from nenyax.core.errors import BadURIError, UnknownPluginError, UsageError
-
-    try:
-        factory = registry.factory("judge", name)
-    except UnknownPluginError as exc:
-        raise BadURIError(str(exc).replace("No judge named", "No judge plugin named")) from exc
-    try:
-        judge = factory(**dict(options or {}))
-    except UsageError:
-        raise
-    except TypeError as exc:
-        msg = f"The judge {name!r} does not take the options {sorted(options or {})} ({exc})."
-        raise BadURIError(msg) from exc
-    if not is_judge(judge):
-        msg = (
-            f"The judge plugin {name!r} returned {type(judge).__name__}, which has neither "
-            "judge(answer, reference) nor judge_trajectory(trajectory, reference)."
-        )
-        raise BadURIError(msg)
-    return judge

@@ -13,10 +13,11 @@ import base64
 import functools
 import importlib
 import importlib.metadata as md
+import inspect
 import os
 import pickle
 import types
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -29,6 +30,7 @@ from nenyax.core.errors import (
     NenyaxError,
     PluginLoadError,
     UnknownPluginError,
+    UsageError,
     did_you_mean,
 )
 from nenyax.core.hookspecs import PluginSpec
@@ -228,8 +230,16 @@ class Registry:
             raise PluginLoadError(msg) from exc
 
     def create(self, kind: str, name: str, **options: Any) -> Any:
-        """Import and call the factory of plugin `name` of `kind` with `options`."""
+        """Import and call the factory of plugin `name` of `kind` as ``factory(**options)``.
+
+        The options are bound to the factory's signature first (`FACTORY_CONVENTION`): an unknown
+        option, or a required one missing, is one `UsageError` sentence naming the options it takes.
+        """
         factory = self.factory(kind, name)
+        problem = option_problem(factory, options)
+        if problem:
+            msg = f"The {kind} {name!r} {problem}"
+            raise UsageError(msg)
         try:
             return factory(**options)
         except NenyaxError:
@@ -238,6 +248,38 @@ class Registry:
             entry = self.get(kind, name)
             msg = f"The {kind} {name!r} ({_who(entry)}) failed to start: {type(exc).__name__}: {exc}."
             raise PluginLoadError(msg) from exc
+
+
+def factory_options(factory: Any) -> tuple[list[str], bool] | None:
+    """The options `factory` takes by keyword, and whether it takes any (``**options``); None when its
+    signature cannot be read (a builtin)."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return None
+    named = [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    return named, any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
+
+
+def option_problem(factory: Any, options: Mapping[str, Any]) -> str | None:
+    """Why ``factory(**options)`` cannot be called (the end of a sentence), or None when it can."""
+    taken = factory_options(factory)
+    if taken is None:
+        return None
+    named, any_option = taken
+    takes = f"it takes {', '.join(named)}" if named else "it takes none"
+    unknown = sorted(set(options) - set(named))
+    if unknown and not any_option:
+        return f"takes no option {', '.join(map(repr, unknown))}; {takes}."
+    try:
+        inspect.signature(factory).bind(**options)
+    except TypeError as exc:
+        return f"cannot be built with the options {sorted(options)} ({exc}); {takes}."
+    return None
 
 
 def _portable(obj: Any) -> str:

@@ -23,8 +23,8 @@ from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.engine.cache import cache_root
 from nenyax.core.engine.rundirs import nenyax_versions
-from nenyax.core.tiers.check import DEFAULT_SAMPLES
 from nenyax.core.tiers.checks import DEFAULT_MARGIN
+from nenyax.core.tiers.measure import DEFAULT_SAMPLES
 from nenyax.core.tiers.report import TierReport
 
 

@@ -78,9 +78,3 @@ def reached_tier(results: tuple[TierResult, ...]) -> Tier:
             break
         reached = tier
     return reached
-
-
-# The names these types had before the tiers layer was named for what it measures.
-Outcome = TierOutcome
-CheckResult = TierResult
-CheckReport = TierReport

@@ -1,10 +1,10 @@
-"""Conformance checks for `adapter` plugins. Each yields one sentence per problem found."""
+"""The conformance checks of `adapter` plugins beyond the common ones (`nenyax.testing.checks.common`).
+
+Each yields one sentence per problem found.
+"""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import closing
 
@@ -14,70 +14,19 @@ from nenyax.core.contract.trajectory import Status, Tier, Trajectory
 from nenyax.core.engine.environment import Environment
 from nenyax.core.engine.loader import load
 from nenyax.core.errors import NenyaxError, UsageError
-from nenyax.core.plugins.adapter import Adapter
-from nenyax.core.plugins.registry import import_factory
-from nenyax.core.tiers.check import Outcome as CheckOutcome
-from nenyax.core.tiers.check import check as check_env
-from nenyax.testing.report import Check, Finding, Severity
+from nenyax.core.plugins.adapter import Listing
+from nenyax.core.tiers.measure import check as check_env
+from nenyax.core.tiers.report import TierOutcome
+from nenyax.testing.report import Check
 from nenyax.testing.subject import Subject
-
-_LAZY_PROBE = """
-import json, sys
-from nenyax.core.plugins.registry import Registry
-entry = Registry().get({kind!r}, {name!r})
-module = entry.spec.factory.partition(":")[0]
-print(json.dumps({{"imported": module in sys.modules, "module": module}}))
-"""
 
 
 def _examples(subject: Subject) -> list[str]:
     return [str(e) for e in subject.instance().examples()]
 
 
-def registration_is_lazy(subject: Subject) -> Iterator[str]:
-    """Discovery does not import the factory's module (so `nenyax --help` stays fast)."""
-    if subject.installed:
-        # Authoritative: a fresh interpreter, where nothing else imported the module first.
-        probe = _LAZY_PROBE.format(kind=subject.kind, name=subject.name)
-        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False)
-        if done.returncode != 0:
-            yield f"Discovering plugins in a fresh interpreter failed: {done.stderr.strip().splitlines()[-1:]}"
-            return
-        result = json.loads(done.stdout.strip().splitlines()[-1])
-        imported, module = result["imported"], result["module"]
-    else:
-        # In-process: only meaningful when nothing imported the module before discovery ran.
-        before = set(sys.modules)
-        module = subject.registry.fresh().get(subject.kind, subject.name).spec.factory.partition(":")[0]
-        imported = module not in before and module in sys.modules
-    if imported:
-        yield f"Discovery imported {module!r}; a plugin module must only return PluginSpecs with lazy factory strings."
-
-
-def factory_importable(subject: Subject) -> Iterator[str | Finding]:
-    """The spec's factory string imports, and the plugin is attributed to a distribution."""
-    entry = subject.entry
-    try:
-        factory = import_factory(entry.spec.factory)
-    except Exception as exc:
-        yield f"The factory {entry.spec.factory!r} does not import: {type(exc).__name__}: {exc}."
-        return
-    if not callable(factory):
-        yield f"The factory {entry.spec.factory!r} is not callable."
-    if subject.installed and not entry.distribution:
-        yield Finding(
-            check="adapter/factory-importable",
-            message="The plugin is not attributed to an installed distribution; install it with pip.",
-            severity=Severity.WARNING,
-        )
-
-
-def factory_returns_adapter(subject: Subject) -> Iterator[str]:
-    """The factory returns an Adapter whose examples are URIs of its own scheme."""
-    adapter = subject.instance()
-    if not isinstance(adapter, Adapter):
-        yield f"The factory returned {type(adapter).__name__}, which lacks load(uri) and examples()."
-        return
+def examples_use_its_scheme(subject: Subject) -> Iterator[str]:
+    """The adapter gives at least one example, and every example is a URI of its own scheme."""
     examples = _examples(subject)
     if not examples:
         yield "examples() returned no URI; give at least one that loads offline."
@@ -142,7 +91,7 @@ def examples_reach_claimed_tier(subject: Subject) -> Iterator[str]:
             claimed = _claimed_tier(env)
         report = check_env(uri, samples=3, registry=subject.registry)
         if report.tier < claimed:
-            blocking = [r for r in report.results if r.outcome is not CheckOutcome.PASSED]
+            blocking = [r for r in report.results if r.outcome is not TierOutcome.PASSED]
             why = "; ".join(f"{r.id} {r.outcome.value}: {r.evidence}" for r in blocking[:2])
             yield f"{uri!r} claims {claimed.label} but reached {report.tier.label} ({why})."
 
@@ -164,11 +113,26 @@ def trajectory_roundtrip(subject: Subject) -> Iterator[str]:
             yield f"A trajectory of {uri!r} does not record its environment URI and manifest digest."
 
 
+def listing_is_loadable(subject: Subject) -> Iterator[str]:
+    """An adapter declaring ``listing`` lists URIs of its own scheme, and the first one loads."""
+    listed = list(subject.instance().listing())
+    bad = [item for item in listed if not isinstance(item, Listing)]
+    if bad:
+        yield f"listing() returned {type(bad[0]).__name__}, not nenyax.core.Listing."
+        return
+    for item in listed:
+        if not item.uri.startswith(f"{subject.name}:"):
+            yield f"Listed {item.uri!r} does not start with '{subject.name}:'."
+    if listed and listed[0].uri.startswith(f"{subject.name}:"):
+        try:
+            with closing(load(listed[0].uri, registry=subject.registry)):
+                pass
+        except NenyaxError as exc:
+            yield f"The first listed environment, {listed[0].uri!r}, does not load: {exc}"
+
+
 ADAPTER_CHECKS: tuple[Check, ...] = (
-    # First: later checks import the implementation, after which laziness cannot be observed in-process.
-    Check(id="adapter/registration-is-lazy", summary="discovery imports nothing heavy", run=registration_is_lazy),
-    Check(id="adapter/factory-importable", summary="the factory string imports", run=factory_importable),
-    Check(id="adapter/factory-returns-adapter", summary="factory returns an Adapter", run=factory_returns_adapter),
+    Check(id="adapter/examples-use-its-scheme", summary="examples are URIs of its scheme", run=examples_use_its_scheme),
     Check(id="adapter/examples-load", summary="examples load with valid manifests", run=examples_load),
     Check(id="adapter/bad-uri-is-clear", summary="bad URIs raise one clear sentence", run=bad_uri_is_clear),
     Check(
@@ -181,5 +145,11 @@ ADAPTER_CHECKS: tuple[Check, ...] = (
         summary="trajectories round-trip and record their origin",
         run=trajectory_roundtrip,
     ),
+    Check(
+        id="adapter/listing-is-loadable",
+        summary="what it lists loads",
+        run=listing_is_loadable,
+        requires=("listing",),
+    ),
 )
-"""Every adapter check, in the order they run."""
+"""The adapter kind's own checks, in the order they run (after `common_checks("adapter")`)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from typing import Any
 
 from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.contract.trajectory import ModelCall
@@ -37,9 +36,11 @@ class LocalProvider:
         dtype: str = "float32",
         max_batch: int = 16,
         batch_window_s: float = 0.01,
-        **_ignored: Any,
+        base_url: str | None = None,
+        api_key: str | None = None,
     ) -> None:
-        """Choose where the model runs; Endpoint options this provider has no use for (base_url...) are ignored.
+        """Choose where the model runs. `base_url` and `api_key`, the options every provider accepts
+        (`KINDS["provider"].options`), are ignored: the model runs in this process.
 
         ``device``: ``auto`` (CUDA, else MPS, else CPU), ``cpu``, ``cuda[:N]`` or ``mps``.
         ``dtype``: ``float32`` (default: logprobs to ~1e-5 of a reference forward), ``bfloat16``, ``float16``.

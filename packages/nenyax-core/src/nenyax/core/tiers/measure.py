@@ -15,9 +15,6 @@ from nenyax.core.errors import UsageError
 from nenyax.core.plugins.registry import Registry
 from nenyax.core.tiers.checks import CHECKS, DEFAULT_MARGIN, Context, Fail, Skip
 from nenyax.core.tiers.report import (
-    CheckReport,
-    CheckResult,
-    Outcome,
     TierOutcome,
     TierReport,
     TierResult,
@@ -36,9 +33,6 @@ DEFAULT_SAMPLES = 20
 
 __all__ = [
     "CHECKS",
-    "CheckReport",
-    "CheckResult",
-    "Outcome",
     "TierOutcome",
     "TierReport",
     "TierResult",
