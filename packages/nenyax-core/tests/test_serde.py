@@ -174,3 +174,14 @@ def _trajectory():
         status=Status.OK,
         judgment=Judgment(score=0.0),
     )
+
+
+def test_a_record_from_before_duration_s_reads_its_latency_as_the_duration():
+    # Written by nenyax-core before model calls had an id, a start and a duration (latency_s then).
+    line = (
+        b'{"env_uri": "arith:add", "manifest_digest": "d", "mode": "step", "task_id": null, "seed": null,'
+        b' "policy": {"kind": "endpoint"}, "status": "ok", "judgment": null, "schema_version": 1,'
+        b' "model_calls": [{"messages": [], "response": {"content": "2"}, "latency_s": 0.25}]}'
+    )
+    [call] = serde.loads(line, Trajectory).model_calls
+    assert call.duration_s == 0.25 and call.response == {"content": "2"}
