@@ -73,7 +73,7 @@ class ArithEnvironment(StepEnvironment):
 class ArithSession(Session):
     """One addition question; any answer ends it."""
 
-    action_type = str
+    action_type: type | tuple[type, ...] = str
 
     def __init__(self, env: ArithEnvironment, task: str) -> None:
         """Start the question of `task`."""
@@ -291,7 +291,7 @@ class ToolArithEnvironment(ArithEnvironment):
 class ToolArithSession(ArithSession):
     """One addition question, with an ``add`` tool the policy may call first."""
 
-    action_type = (str, dict)
+    action_type: type | tuple[type, ...] = (str, dict)
 
     def __init__(self, env: ArithEnvironment, task: str) -> None:
         """Start the question; no tool called yet."""

@@ -28,6 +28,8 @@ chose an action come before that action's `ToolCalled`, which comes before its `
 loop's tool call is published when the request carrying its answer arrives (before that request's
 ``ModelCallStarted``), or, answered only in the final transcript or never, just before
 `EpisodeEnded`. Events of concurrent episodes interleave: tell them apart by ``trajectory_id``.
+The one episode without an `EpisodeEnded` is one a user mistake stopped (a `UsageError`: an unknown
+task, a policy the environment cannot serve), which has no trajectory: the run raises instead.
 
 Threads: observers are called one at a time, on the thread running the episodes' event loop (the
 caller's thread for a synchronous ``env.rollout`` that needs no loop), never from a worker thread.
@@ -50,7 +52,7 @@ Nobody observing costs nothing: the engine builds an event only when some observ
 
 from __future__ import annotations
 
-import collections
+import functools
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
@@ -197,21 +199,24 @@ class Observers:
 
     def __init__(self, observers: Iterable[Any] = ()) -> None:
         """Collect each observer's methods; an object with none of them is refused in one sentence."""
-        found: dict[str, list[tuple[Callable[[Any], None], bool]]] = {name: [] for name in METHODS}
-        for observer in observers:
-            essential = bool(getattr(observer, "essential", False))
-            methods = [(name, _method(observer, name)) for name in METHODS]
-            if all(fn is None for _, fn in methods) and not isinstance(observer, Observer):
-                msg = f"{observer!r} is not an observer: it has none of the methods {', '.join(METHODS)}."
-                raise UsageError(msg)
-            for name, fn in methods:
-                if fn is not None:
-                    found[name].append((fn, essential))
-        for name, subscribers in found.items():
-            subscribers.sort(key=lambda pair: not pair[1])  # essential first: the record before the rest
-            setattr(self, name.removeprefix("on_"), tuple(subscribers))
-        self.failures: collections.Counter[str] = collections.Counter()
+        self.episode_started = self.episode_ended = self.model_call_started = ()
+        self.model_call_ended = self.step = self.tool_call = ()
+        self.failures: dict[str, int] = {}
         """How many times each observer (by its repr) raised, over the run."""
+        found: dict[str, list[tuple[Callable[[Any], None], bool]]] = {}
+        for observer in observers:
+            names = _methods_of(type(observer))
+            if names is None:  # its class has none: the instance may carry them itself
+                names = tuple(name for name in METHODS if callable(getattr(observer, name, None)))
+                if not names:
+                    msg = f"{observer!r} is not an observer: it has none of the methods {', '.join(METHODS)}."
+                    raise UsageError(msg)
+            essential = bool(getattr(observer, "essential", False))
+            for name in names:
+                found.setdefault(name, []).append((getattr(observer, name), essential))
+        for name, subscribers in found.items():
+            subscribers.sort(key=_not_essential)  # essential first: the record before the rest
+            setattr(self, name[3:], tuple(subscribers))  # on_step -> step
 
     episode_started: Subscribers
     episode_ended: Subscribers
@@ -239,7 +244,7 @@ class Observers:
     def _report(self, fn: Callable[[Any], None], event: Event) -> None:
         owner = getattr(fn, "__self__", fn)
         name = repr(owner)
-        self.failures[name] += 1
+        self.failures[name] = self.failures.get(name, 0) + 1
         what = f"{type(event).__name__} of episode {getattr(event, 'trajectory_id', '?')}"
         if self.failures[name] == 1:
             log.warning(
@@ -253,12 +258,23 @@ class Observers:
             log.debug("The observer %s raised again, on %s.", name, what, exc_info=True)
 
 
-def _method(observer: Any, name: str) -> Callable[[Any], None] | None:
-    """`observer`'s bound method `name`, unless it is `Observer`'s no-op (so it is never called)."""
-    fn = getattr(observer, name, None)
-    if fn is None or getattr(type(observer), name, None) is getattr(Observer, name):
-        return None
-    return fn  # type: ignore[no-any-return]
+def _not_essential(pair: tuple[Callable[[Any], None], bool]) -> bool:
+    return not pair[1]
+
+
+@functools.cache
+def _methods_of(cls: type) -> tuple[str, ...] | None:
+    """The observer methods a class defines, leaving out `Observer`'s no-ops (they are never called).
+
+    None when the class has none and is no `Observer` (its instances may still carry some).
+    Cached per class: a run's observers are sorted in about a microsecond each.
+    """
+    names = tuple(
+        name
+        for name in METHODS
+        if callable(getattr(cls, name, None)) and getattr(cls, name) is not getattr(Observer, name)
+    )
+    return names if names or issubclass(cls, Observer) else None
 
 
 NO_OBSERVERS = Observers()

@@ -92,9 +92,9 @@ def _begin(
     return recorder, started
 
 
-def _end(observers: Observers, trajectory: Trajectory) -> None:
+def _end(observers: Observers, trajectory: object) -> None:
     """Publish the episode's end: the sink (essential) first, whose failure is raised."""
-    if observers.episode_ended:
+    if observers.episode_ended and isinstance(trajectory, Trajectory):
         observers.publish(observers.episode_ended, EpisodeEnded(trajectory=trajectory), stop_on_essential=True)
 
 

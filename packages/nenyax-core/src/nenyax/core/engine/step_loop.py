@@ -116,6 +116,7 @@ def _publishing(steps: list[Step], recorder: EpisodeRecorder) -> Callable[[Step]
 
 
 async def _act(session: Session, action: Any, direct_step: bool, abandonable: bool) -> Step:
+    """Apply `action`: on a daemon thread while a timer runs (a synchronous session), else as the session does."""
     if direct_step and abandonable:
         return await _in_daemon_thread(session.act, action)  # type: ignore[no-any-return]
     return session.act(action) if direct_step else await session.aact(action)
@@ -251,10 +252,10 @@ async def _play(
             tool = session.tool_call(action) if tools else None
             if tool is not None:
                 step = await _tool_step(session, action, tool, episode, direct_step, abandonable)
-            elif direct_step and abandonable:
-                step = await _in_daemon_thread(session.act, action)
+            elif direct_step and not abandonable:
+                step = session.act(action)  # the hot path: no coroutine per step
             else:
-                step = session.act(action) if direct_step else await session.aact(action)
+                step = await _act(session, action, direct_step, abandonable)
         except ABORT:
             raise
         except PolicyFailure as exc:  # the environment rejected the action as invalid

@@ -105,7 +105,9 @@ class EpisodeRecorder:
         for item in tool_calls if isinstance(tool_calls, list | tuple) else ():
             if not isinstance(item, dict):
                 continue
-            function = item.get("function") if isinstance(item.get("function"), dict) else {}
+            function = item.get("function")
+            if not isinstance(function, dict):
+                function = {}
             arguments = function.get("arguments")
             if isinstance(arguments, str):
                 # The model's arguments are a JSON string, kept as it is when it is not JSON.
