@@ -205,7 +205,8 @@ class Observers:
         """How many times each observer (by its repr) raised, over the run."""
         found: dict[str, list[tuple[Callable[[Any], None], bool]]] = {}
         for observer in observers:
-            names = _methods_of(type(observer))
+            kind: type = type(observer)
+            names = _methods_of(kind)
             if names is None:  # its class has none: the instance may carry them itself
                 names = tuple(name for name in METHODS if callable(getattr(observer, name, None)))
                 if not names:
