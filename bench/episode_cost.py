@@ -8,8 +8,14 @@ Two short-episode cases, each anchored in the same run:
   calling the dataset for the entry and its scorer on the gold answer directly. Both sides play the
   same indexes, each from a fresh dataset or environment, so neither is helped by a cache.
 
-Prints per-episode microseconds and the ratio (goal <= 1.3). Run from the repository root with
-nenyax-core, nenyax-adapters-gymnasium and nenyax-adapters-reasoning-gym installed:
+Each Nenyax side runs three ways: nobody observing (the default), one trivial observer of episode
+ends (`on_episode_ended` counting, as a progress bar does), and one observing every event (each
+step's `StepTaken` built and delivered). Against sources older than the event stream the observed
+rows print n/a.
+
+Prints per-episode microseconds and the ratio to the raw loop (goal <= 1.3), and each observed row's
+ratio to the unobserved one. Run from the repository root with nenyax-core, nenyax-adapters-gymnasium
+and nenyax-adapters-reasoning-gym installed:
 
     python bench/episode_cost.py [--episodes 2000] [--repeats 5]
 """
@@ -24,6 +30,51 @@ import gymnasium as gym
 import reasoning_gym
 
 from nenyax.core import load
+
+try:
+    from nenyax.core.contract.events import Observer
+except ImportError:  # sources from before the event stream: only the unobserved rows run
+    Observer = None
+
+
+def _observers(kind: str) -> dict:
+    """The `rollout` keywords of one way to run: nobody observing, episode ends, or every event."""
+    if kind == "none":
+        return {}
+    if Observer is None:
+        return {"skip": True}
+
+    class Ends(Observer):
+        def __init__(self):
+            self.ended = 0
+
+        def on_episode_ended(self, event):
+            self.ended += 1
+
+    class Everything(Ends):
+        def __init__(self):
+            super().__init__()
+            self.events = 0
+
+        def on_episode_started(self, event):
+            self.events += 1
+
+        def on_step(self, event):
+            self.events += 1
+
+        def on_model_call_started(self, event):
+            self.events += 1
+
+        def on_model_call_ended(self, event):
+            self.events += 1
+
+        def on_tool_call(self, event):
+            self.events += 1
+
+    return {"observers": [Ends() if kind == "ends" else Everything()]}
+
+
+WAYS = ("none", "ends", "all")
 
 
 def policy(observation):
@@ -43,13 +94,16 @@ def cartpole_raw(seeds: range) -> float:
     return time.perf_counter() - started
 
 
-def cartpole_nenyax(seeds: range) -> tuple[float, float]:
+def cartpole_nenyax(seeds: range, way: str = "none") -> tuple[float | None, float]:
     env = load("gymnasium:CartPole-v1")
+    kw = _observers(way)
+    if kw.pop("skip", False):
+        return None, 0.0
     env.rollout(policy, task="CartPole-v1/seed/0")  # the env pool is warm, as the raw loop's one env is
     started = time.perf_counter()
     steps = 0
     for seed in seeds:
-        steps += len(env.rollout(policy, task=f"CartPole-v1/seed/{seed}").steps)
+        steps += len(env.rollout(policy, task=f"CartPole-v1/seed/{seed}", **kw).steps)
     return time.perf_counter() - started, steps / len(seeds)
 
 
@@ -62,11 +116,14 @@ def arithmetic_raw(indexes: range, size: int) -> float:
     return time.perf_counter() - started
 
 
-def arithmetic_nenyax(indexes: range, size: int) -> float:
+def arithmetic_nenyax(indexes: range, size: int, way: str = "none") -> float | None:
     env = load(f"reasoning_gym:basic_arithmetic?size={size}&seed=42")
+    kw = _observers(way)
+    if kw.pop("skip", False):
+        return None
     started = time.perf_counter()
     for index in indexes:
-        traj = env.rollout("reference", task=f"basic_arithmetic/42/{index}")
+        traj = env.rollout("reference", task=f"basic_arithmetic/42/{index}", **kw)
         assert traj.score == 1.0
     return time.perf_counter() - started
 
@@ -78,24 +135,35 @@ def main() -> None:
     args = parser.parse_args()
     n = args.episodes
     size = n * args.repeats
-    rows = {"cartpole": ([], []), "arithmetic": ([], [])}
+    rows: dict[str, tuple[list[float], dict[str, list[float | None]]]] = {
+        case: ([], {way: [] for way in WAYS}) for case in ("cartpole", "arithmetic")
+    }
     length = 0.0
     for repeat in range(args.repeats):
         seeds = range(repeat * n, (repeat + 1) * n)
         rows["cartpole"][0].append(cartpole_raw(seeds))
-        took, length = cartpole_nenyax(seeds)
-        rows["cartpole"][1].append(took)
+        for way in WAYS:  # interleaved with the anchor, so load on the box moves every row alike
+            took, steps = cartpole_nenyax(seeds, way)
+            rows["cartpole"][1][way].append(took)
+            length = steps or length
         # The same indexes on both sides (an entry's generation time varies several-fold with its numbers,
         # so different indexes made the ratio swing from 1.4 to 2.7); each side makes a fresh dataset or
         # environment, so no entry comes from a cache.
         indexes = range(repeat * n, (repeat + 1) * n)
         rows["arithmetic"][0].append(arithmetic_raw(indexes, size))
-        rows["arithmetic"][1].append(arithmetic_nenyax(indexes, size))
+        for way in WAYS:
+            rows["arithmetic"][1][way].append(arithmetic_nenyax(indexes, size, way))
     print(f"{n} episodes per side, median of {args.repeats}; CartPole episodes average {length:.1f} steps")
-    print(f"{'case':<12} {'raw us/ep':>10} {'nenyax us/ep':>13} {'ratio':>7}")
+    print(f"{'case':<12} {'observers':<10} {'raw us/ep':>10} {'nenyax us/ep':>13} {'ratio':>7} {'vs none':>8}")
     for case, (raw, ours) in rows.items():
-        raw_us, ours_us = statistics.median(raw) / n * 1e6, statistics.median(ours) / n * 1e6
-        print(f"{case:<12} {raw_us:>10.1f} {ours_us:>13.1f} {ours_us / raw_us:>7.2f}")
+        raw_us = statistics.median(raw) / n * 1e6
+        plain_us = statistics.median(ours["none"]) / n * 1e6  # type: ignore[type-var]
+        for way, times in ours.items():
+            if None in times:
+                print(f"{case:<12} {way:<10} {raw_us:>10.1f} {'n/a':>13}")
+                continue
+            us = statistics.median(times) / n * 1e6  # type: ignore[type-var]
+            print(f"{case:<12} {way:<10} {raw_us:>10.1f} {us:>13.1f} {us / raw_us:>7.2f} {us / plain_us:>8.3f}")
 
 
 if __name__ == "__main__":

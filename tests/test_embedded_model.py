@@ -194,4 +194,4 @@ def test_try_at_a_terminal_shows_the_model_loading_apart_from_the_first_calls_la
     assert loaded, drawn[-2000:]
     [call] = json.loads(saved.read_text())["model_calls"]
     # One token takes well under the load (reading ~540 MB of weights): the call's latency is its own.
-    assert call["latency_s"] < float(loaded.group(1))
+    assert call["duration_s"] < float(loaded.group(1))

@@ -167,6 +167,13 @@ def test_tool_calls_keep_server_state_per_session_cookie(counter):
         assert actions[:2] == [{"name": "increment_counter", "arguments": {"count": c}} for c in (1, 2)]
         assert json.loads(traj.steps[2].info["tool_output"]) == {"count": 6}
         assert traj.steps[-1].terminated and traj.steps[-1].action == "done"
+        # The three tool actions are recorded as tool calls (the final answer is not one).
+        assert [(c.name, c.arguments, c.step) for c in traj.tool_calls] == [
+            ("increment_counter", {"count": 1}, 0),
+            ("increment_counter", {"count": 2}, 1),
+            ("get_counter_value", {}, 2),
+        ]
+        assert json.loads(traj.tool_calls[2].result) == {"count": 6} and traj.tool_calls[2].duration_s > 0
     finally:
         env.close()
 

@@ -68,6 +68,21 @@ def test_a_multi_turn_episode_records_each_call(math_env):
         "blocks": [{"text": "Compute it step by step.", "detail": None, "type": "text"}],
         "metadata": {"hint": True},
     }
+    # Every action is a tool call, recorded as one: name, input, the tool's output, when and how long.
+    hinted, submitted = traj.tool_calls
+    assert (hinted.name, hinted.arguments, hinted.step) == ("hint", {}, 0)
+    assert hinted.result == hint.info["output"] and hinted.error is None
+    assert (submitted.name, submitted.arguments, submitted.step) == ("submit", {"answer": "4"}, 1)
+    assert submitted.result["finished"] is True and submitted.result["reward"] == 1.0
+    assert traj.timing.started <= hinted.started <= submitted.started <= traj.timing.ended
+    assert hinted.duration_s > 0 and submitted.duration_s > 0
+
+
+def test_a_tool_call_the_server_refuses_is_recorded_with_its_error(math_env):
+    traj = math_env.rollout(lambda _obs: {"name": "no_such_tool", "input": {}}, task="test/0")
+    assert traj.status is Status.POLICY_ERROR
+    [call] = traj.tool_calls
+    assert call.name == "no_such_tool" and call.result is None and call.error.startswith("PolicyFailure: ")
 
 
 def test_max_turns_cuts_an_episode_that_never_finishes(ors_server):

@@ -15,7 +15,7 @@ CALL = ModelCall(
     response={"role": "assistant", "content": "four <b>4</b>"},
     prompt_token_ids=(1, 2, 3),
     completion_token_ids=(7, 8),
-    latency_s=0.25,
+    duration_s=0.25,
 )
 
 

@@ -98,9 +98,17 @@ def test_a_manifest_that_changes_between_processes_is_not_trainable():
     assert report.tier is Tier.EVALUABLE
 
 
-def test_every_episode_a_check_plays_reaches_on_episode():
-    seen = []
-    report = check("arith:add?size=5", registry=_registry(), on_episode=seen.append)
+def test_every_episode_a_check_plays_reaches_its_observers():
+    class Ends:
+        def __init__(self):
+            self.seen = []
+
+        def on_episode_ended(self, event):
+            self.seen.append(event.trajectory)
+
+    ends = Ends()
+    report = check("arith:add?size=5", registry=_registry(), observers=[ends])
+    seen = ends.seen
     assert report.tier is Tier.AUDITED
     by_player = {}
     for traj in seen:

@@ -264,7 +264,7 @@ def test_stream_assembler_joins_content_tool_calls_and_token_ids():
     data = assembler.result()
     from nenyax.core.models.openai_wire import parse_response
 
-    call = parse_response(data, REQUEST, where="test", latency=0.0, provider="openai")
+    call = parse_response(data, REQUEST, where="test", provider="openai")
     assert assembler.done and call.response["content"] == "Hey"
     assert call.response["tool_calls"] == [
         {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a":1}'}}

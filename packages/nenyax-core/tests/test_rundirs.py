@@ -63,11 +63,16 @@ def test_run_jobs_plays_exactly_the_jobs_given(env, tmp_path):
     assert len((tmp_path / "t.jsonl").read_bytes().splitlines()) == 2
 
 
-def test_run_jobs_without_keeping_hands_every_episode_to_the_sink_and_the_callback(env, tmp_path):
+def test_run_jobs_without_keeping_hands_every_episode_to_the_sink_and_the_observers(env, tmp_path):
     jobs = [Job(task, None, 0) for task in env.task_ids(limit=5)]
     seen = []
+
+    class Ends:
+        def on_episode_ended(self, event):
+            seen.append(event.trajectory)
+
     kept = run_sync(
-        run_jobs(env, env_policy("reference"), jobs, sink=tmp_path / "t.jsonl", on_episode=seen.append, keep=False)
+        run_jobs(env, env_policy("reference"), jobs, sink=tmp_path / "t.jsonl", observers=[Ends()], keep=False)
     )
     assert kept == []  # nothing held: a long eval's memory stays flat
     assert sorted(t.task_id for t in seen) == sorted(j.task for j in jobs)

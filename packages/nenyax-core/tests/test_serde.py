@@ -19,6 +19,7 @@ from nenyax.core.contract.trajectory import (
     Step,
     Tier,
     Timing,
+    ToolCall,
     Trajectory,
 )
 from nenyax.core.errors import NenyaxError
@@ -68,7 +69,19 @@ model_calls = st.builds(
     completion_token_ids=st.none() | int_tuples,
     logprobs=st.none() | st.lists(finite, max_size=5).map(tuple),
     usage=st.dictionaries(text, st.integers(0, 10**6), max_size=3),
-    latency_s=finite,
+    started=finite,
+    duration_s=finite,
+)
+tool_calls = st.builds(
+    ToolCall,
+    name=text,
+    arguments=json_values,
+    result=json_values,
+    error=st.none() | text,
+    started=finite,
+    duration_s=finite,
+    step=st.none() | st.integers(0, 1000),
+    model_call_id=st.none() | text,
 )
 trajectories = st.builds(
     Trajectory,
@@ -80,6 +93,7 @@ trajectories = st.builds(
     judgment=st.none() | judgments,
     steps=st.lists(steps, max_size=3).map(tuple),
     model_calls=st.lists(model_calls, max_size=2).map(tuple),
+    tool_calls=st.lists(tool_calls, max_size=2).map(tuple),
     messages=st.lists(json_dicts, max_size=2).map(tuple),
     timing=st.none() | st.builds(Timing, started=finite, ended=finite),
 )
@@ -103,6 +117,7 @@ reports = st.builds(
         (Judgment, judgments),
         (Step, steps),
         (ModelCall, model_calls),
+        (ToolCall, tool_calls),
         (Trajectory, trajectories),
         (Group, groups),
         (TierReport, reports),
@@ -160,3 +175,14 @@ def _trajectory():
         status=Status.OK,
         judgment=Judgment(score=0.0),
     )
+
+
+def test_a_record_from_before_duration_s_reads_its_latency_as_the_duration():
+    # Written by nenyax-core before model calls had an id, a start and a duration (latency_s then).
+    line = (
+        b'{"env_uri": "arith:add", "manifest_digest": "d", "mode": "step", "task_id": null, "seed": null,'
+        b' "policy": {"kind": "endpoint"}, "status": "ok", "judgment": null, "schema_version": 1,'
+        b' "model_calls": [{"messages": [], "response": {"content": "2"}, "latency_s": 0.25}]}'
+    )
+    [call] = serde.loads(line, Trajectory).model_calls
+    assert call.duration_s == 0.25 and call.response == {"content": "2"}

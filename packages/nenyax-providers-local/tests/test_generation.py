@@ -33,7 +33,7 @@ def test_tokens_decode_to_text_and_logprobs_match_a_teacher_forced_pass(provider
         "completion_tokens": len(ids),
         "total_tokens": len(call.prompt_token_ids) + len(ids),
     }
-    assert call.provider == "local" and call.model == "smollm2-135m" and call.latency_s > 0
+    assert call.provider == "local" and call.model == "smollm2-135m"  # timed where an episode records it
     assert call.params == {"temperature": 1.0, "top_p": 1.0, "top_k": 0, "max_tokens": 12, "seed": 3}
 
 

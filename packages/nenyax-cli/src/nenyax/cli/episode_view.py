@@ -43,7 +43,7 @@ class CallView:
     prompt_tokens: int | None
     """None when neither token ids nor usage say."""
     completion_tokens: int | None
-    latency_s: float
+    duration_s: float
     truncated: bool
     """The reply was cut off at its token limit (finish reason ``length``), not ended by the model."""
 
@@ -53,7 +53,7 @@ class CallView:
         return cls(
             prompt_tokens=_count(call.prompt_token_ids, call.usage.get("prompt_tokens")),
             completion_tokens=_count(call.completion_token_ids, call.usage.get("completion_tokens")),
-            latency_s=call.latency_s,
+            duration_s=call.duration_s,
             truncated=call.finish_reason == "length",
         )
 
@@ -67,7 +67,7 @@ class CallView:
         cut = ", cut off at the token limit" if self.truncated else ""
         return (
             f"{n(self.prompt_tokens)} prompt / {n(self.completion_tokens)} completion tokens, "
-            f"{self.latency_s:.2f} s{cut}"
+            f"{self.duration_s:.2f} s{cut}"
         )
 
 

@@ -43,8 +43,20 @@ _EXPORTS: dict[str, str] = {
     # contract
     **dict.fromkeys(("Capabilities", "Manifest", "Mode", "Split"), "nenyax.core.contract.manifest"),
     **dict.fromkeys(
-        ("Group", "Judgment", "ModelCall", "PolicyInfo", "Status", "Step", "Tier", "Timing", "Trajectory"),
+        ("Group", "Judgment", "ModelCall", "PolicyInfo", "Status", "Step", "Tier", "Timing", "ToolCall", "Trajectory"),
         "nenyax.core.contract.trajectory",
+    ),
+    **dict.fromkeys(
+        (
+            "EpisodeEnded",
+            "EpisodeStarted",
+            "ModelCallEnded",
+            "ModelCallStarted",
+            "Observer",
+            "StepTaken",
+            "ToolCalled",
+        ),
+        "nenyax.core.contract.events",
     ),
     "ChatRequest": "nenyax.core.contract.chat",
     **dict.fromkeys(("EnvURI", "parse_uri"), "nenyax.core.contract.uri"),
@@ -106,6 +118,15 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.contract import serde
     from nenyax.core.contract.chat import ChatRequest
+    from nenyax.core.contract.events import (
+        EpisodeEnded,
+        EpisodeStarted,
+        ModelCallEnded,
+        ModelCallStarted,
+        Observer,
+        StepTaken,
+        ToolCalled,
+    )
     from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
     from nenyax.core.contract.trajectory import (
         Group,
@@ -116,6 +137,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
         Step,
         Tier,
         Timing,
+        ToolCall,
         Trajectory,
     )
     from nenyax.core.contract.uri import EnvURI, parse_uri

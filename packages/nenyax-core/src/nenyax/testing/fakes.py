@@ -11,6 +11,7 @@ environment.
 
 from __future__ import annotations
 
+import json
 import random
 import string
 import time
@@ -24,7 +25,7 @@ from nenyax.core.contract.trajectory import Judgment, PolicyInfo, Step
 from nenyax.core.contract.uri import EnvURI
 from nenyax.core.engine.environment import StepEnvironment
 from nenyax.core.engine.session import Session
-from nenyax.core.errors import BadURIError, InfraFailure
+from nenyax.core.errors import BadURIError, InfraFailure, PolicyFailure
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 from nenyax.core.plugins.adapter import AdapterCapabilities, Listing
 from nenyax.core.plugins.judge import JudgeCapabilities
@@ -75,7 +76,7 @@ class ArithEnvironment(StepEnvironment):
 class ArithSession(Session):
     """One addition question; any answer ends it."""
 
-    action_type = str
+    action_type: type | tuple[type, ...] = str
 
     def __init__(self, env: ArithEnvironment, task: str) -> None:
         """Start the question of `task`."""
@@ -374,3 +375,83 @@ class ScriptedChat:
         """Record the transcript and answer from the script."""
         self.seen.append([dict(m) for m in turn.messages])
         return self.reply(turn) if callable(self.reply) else self.reply  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------- tools as actions
+
+
+class ToolArithEnvironment(ArithEnvironment):
+    """``arith:add`` with an ``add`` tool: an action is a tool call ``{"name": "add", "arguments": {"a", "b"}}``
+    (its result is the next observation) or the answer text, which ends the episode.
+
+    A double of the formats whose actions are tool calls (NeMo Gym, ORS), which core's own tests cannot
+    install; it claims `tools` and records its calls through the `Session.tool_call` hook.
+    """
+
+    def __init__(self, uri: str = "arith:add?tools=1", size: int = 4, seed: int = 0) -> None:
+        """Claim `tools` (and several turns: tool calls, then the answer)."""
+        caps = Capabilities(
+            seeded=True, stable_task_ids=True, reference_policy=True, multi_turn=True, tools=True, max_turns=4
+        )
+        super().__init__(uri, size=size, seed=seed, capabilities=caps)
+        self.manifest = attrs.evolve(self.manifest, tools=("add",))
+
+    def session(self, task: str | None = None, seed: int | None = None) -> ToolArithSession:
+        """Open `task` (the first task when none is given)."""
+        plain = super().session(task, seed)
+        return ToolArithSession(self, plain.task_id or "")
+
+
+class ToolArithSession(ArithSession):
+    """One addition question, with an ``add`` tool the policy may call first."""
+
+    action_type: type | tuple[type, ...] = (str, dict)
+
+    def __init__(self, env: ArithEnvironment, task: str) -> None:
+        """Start the question; no tool called yet."""
+        super().__init__(env, task)
+        self.last: str | None = None
+
+    @property
+    def observation(self) -> Any:
+        """The question, then the last tool result."""
+        return self.last or f"What is {self.a} + {self.b}?"
+
+    def act(self, action: Any) -> Step:
+        """Call the tool (an unknown tool or bad arguments is the policy's failure), or answer."""
+        if isinstance(action, str):
+            return super().act(action)
+        if action.get("name") != "add":
+            msg = f"There is no tool {action.get('name')!r}; the one tool is 'add'."
+            raise PolicyFailure(msg)
+        args = action.get("arguments") or {}
+        try:
+            total = int(args["a"]) + int(args["b"])
+        except (KeyError, TypeError, ValueError) as exc:
+            msg = f"add takes two integers a and b, not {args!r}."
+            raise PolicyFailure(msg) from exc
+        observation = self.observation
+        self.last = f"add returned {total}"
+        return Step(observation=observation, action=action)
+
+    def tool_call(self, action: Any) -> tuple[str, Any] | None:
+        """A dict action calls the tool it names."""
+        return (str(action.get("name")), action.get("arguments")) if isinstance(action, dict) else None
+
+    def render(self) -> list[dict[str, Any]]:
+        """The question or the tool's result, as a user message."""
+        return [{"role": "user", "content": self.observation}]
+
+    def parse_action(self, text: str) -> Any:
+        """A reply that is a JSON object is a tool call; anything else is the answer."""
+        try:
+            call = json.loads(text)
+        except json.JSONDecodeError:
+            return text
+        return call if isinstance(call, dict) else text
+
+    def reference_action(self) -> Any:
+        """Call the tool, then answer with what it returned."""
+        if self.last is None:
+            return {"name": "add", "arguments": {"a": self.a, "b": self.b}}
+        return self.last.rsplit(" ", 1)[-1]

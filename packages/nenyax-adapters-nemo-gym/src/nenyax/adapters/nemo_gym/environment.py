@@ -229,6 +229,16 @@ class NemoGymSession(Session):
         """Synchronous `aact`."""
         return self.env._bridge.run(self.aact(action))
 
+    def tool_call(self, action: Any) -> tuple[str, Any] | None:
+        """A dict action is a call of the tool it names (the final answer, text, is not a tool call)."""
+        if not isinstance(action, dict):
+            return None
+        return str(action.get("name")), action.get("arguments", {})
+
+    def tool_result(self, step: Step) -> Any:
+        """The text the server's tool route answered."""
+        return step.info.get("tool_output")
+
     async def _verify(self) -> float:
         body = {**self.row, "response": response_object(self.output, self.tools)}
         reply = await self.env.client.post("/verify", body, self.cookies)

@@ -175,6 +175,16 @@ class OrsSession(Session):
         """Synchronous `aact`."""
         return run_blocking(self.aact(action))
 
+    def tool_call(self, action: Any) -> tuple[str, Any] | None:
+        """Every ORS action is a tool call: its name and input (a malformed one is `act`'s to refuse)."""
+        if not isinstance(action, dict) or not isinstance(action.get("name"), str):
+            return None
+        return action["name"], action.get("input", action.get("arguments", {}))
+
+    def tool_result(self, step: Step) -> Any:
+        """The tool's output: its blocks, metadata, reward and whether it finished the episode."""
+        return step.info.get("output")
+
     async def aclose(self) -> None:
         """Delete the server session and give the connections back."""
         if self._closed:

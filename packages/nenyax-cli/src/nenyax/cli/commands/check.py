@@ -129,7 +129,7 @@ def check_command(
                 seed=seed,
                 margin=margin,
                 progress=progress,
-                on_episode=sink.write if sink is not None else None,
+                observers=[sink] if sink is not None else None,
             )
     except UsageError:
         forget(uri)  # the environment no longer loads (or never did): no old tier may stand for it

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ from nenyax.cli.params import constrain_option, merged_params, param_option, pol
 from nenyax.cli.progress import bar, prepare_model, watching
 from nenyax.cli.run_config import COMMANDS_WITH_CONFIG, config_option, settings_to_options
 from nenyax.core import Endpoint, UsageError, load
-from nenyax.core.contract.trajectory import Trajectory, new_id
+from nenyax.core.contract.events import EpisodeEnded, Observer
+from nenyax.core.contract.trajectory import new_id
 from nenyax.core.engine.policies import BUILTIN_POLICIES, as_policy
 from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, default_run_path, read_config, write_summary
 from nenyax.core.engine.runner import Job, run_jobs
@@ -105,17 +107,11 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
         started = time.perf_counter()
         with JsonlSink(jsonl) as sink, bar("episodes", len(jobs), quiet) as advance:
             pol = as_policy(player)
-            statuses: collections.Counter[str] = collections.Counter()
-
-            def show(traj: Trajectory) -> None:
-                tally.add(traj)
-                statuses[traj.status.value] += 1
-                advance(note="  ".join(f"{name} {n}" for name, n in sorted(statuses.items())))
-
+            # No drawing per episode unless someone watches; the tally counts every episode either way.
+            progress = _Progress(tally, advance if watching(quiet) else None)
             try:
-                on_episode = show if watching(quiet) else tally.add  # no drawing per episode unless watched
                 run = _run_and_close(
-                    env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"), on_episode
+                    env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"), progress
                 )
                 run_sync(run)
             except KeyboardInterrupt:
@@ -134,12 +130,28 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
         print_summary(summary, out, player_name(settings))
 
 
+class _Progress(Observer):
+    """Observes the run: tallies each episode as it ends (after the sink wrote it), and draws the bar."""
+
+    def __init__(self, tally: Tally, advance: Callable[..., None] | None) -> None:
+        self.tally = tally
+        self.advance = advance
+        self.statuses: collections.Counter[str] = collections.Counter()
+
+    def on_episode_ended(self, event: EpisodeEnded) -> None:
+        traj = event.trajectory
+        self.tally.add(traj)
+        if self.advance is not None:
+            self.statuses[traj.status.value] += 1
+            self.advance(note="  ".join(f"{name} {n}" for name, n in sorted(self.statuses.items())))
+
+
 async def _run_and_close(
-    env: Any, pol: Any, jobs: list[Job], concurrency: int, sink: JsonlSink, timeout: Any, on_episode: Any
+    env: Any, pol: Any, jobs: list[Job], concurrency: int, sink: JsonlSink, timeout: Any, progress: Observer
 ) -> None:
     try:
         await run_jobs(
-            env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout, on_episode=on_episode, keep=False
+            env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout, observers=[progress], keep=False
         )
     finally:
         aclose = getattr(pol, "aclose", None)

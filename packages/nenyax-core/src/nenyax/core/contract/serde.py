@@ -16,7 +16,7 @@ from cattrs.preconf.orjson import make_converter
 
 from nenyax.core.contract.manifest import Capabilities
 from nenyax.core.contract.schema import SCHEMA_VERSION
-from nenyax.core.contract.trajectory import Step, Tier
+from nenyax.core.contract.trajectory import ModelCall, Step, Tier
 from nenyax.core.errors import NenyaxError
 
 T = TypeVar("T")
@@ -74,6 +74,19 @@ converter.register_structure_hook(
         {k: v for k, v in data.items() if k != "token_level"} if isinstance(data, dict) else data, cls
     ),
 )
+
+# `latency_s` became `duration_s` (stamped where the call is recorded); older records still read.
+_structure_model_call = converter.get_structure_hook(ModelCall)
+
+
+def _model_call(data: Any, cls: type[ModelCall]) -> ModelCall:
+    if isinstance(data, dict) and "latency_s" in data:
+        data = dict(data)
+        data.setdefault("duration_s", data.pop("latency_s"))
+    return _structure_model_call(data, cls)
+
+
+converter.register_structure_hook(ModelCall, _model_call)
 
 _DUMP_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 

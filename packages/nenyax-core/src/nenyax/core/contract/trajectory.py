@@ -58,6 +58,11 @@ def _finite(_inst: object, attribute: attrs.Attribute[Any], value: float) -> Non
         raise ValueError(msg)
 
 
+def new_id() -> str:
+    """A fresh random id for trajectories, groups, model calls and tool calls."""
+    return os.urandom(16).hex()  # as random as uuid4().hex, at a quarter of its cost
+
+
 @attrs.frozen(kw_only=True)
 class Judgment:
     """The verdict on one finished episode, the same shape in every format."""
@@ -125,12 +130,43 @@ class ModelCall:
     """Why generation stopped (``stop``, ``length``, ``tool_calls``...)."""
     usage: dict[str, int] = attrs.field(factory=dict)
     """Token usage as reported by the server."""
-    latency_s: float = 0.0
-    """Wall time of the call, retries included."""
     fingerprint: str | None = None
     """The server's model fingerprint (system_fingerprint, revision or weights hash)."""
     chat_template_hash: str | None = None
     """A hash of the chat template used to render the prompt, when known."""
+    id: str = attrs.field(factory=new_id)
+    """Unique id of the call (the one its `ModelCallStarted` and `ModelCallEnded` events carry)."""
+    started: float = 0.0
+    """Wall-clock time the call was made (Unix seconds); 0 for a call recorded outside an episode."""
+    duration_s: float = 0.0
+    """Seconds the episode waited for the reply: retries, a wait for a free slot at the endpoint and a
+    model still loading included (`Endpoint.prepare` keeps the load out)."""
+
+
+@attrs.frozen(kw_only=True)
+class ToolCall:
+    """One call of a tool the format exposes: a step-mode tool action, or a native loop's tool message."""
+
+    name: str
+    """The tool's name."""
+    arguments: Any = None
+    """The (JSON-able) arguments it was called with, as the format gives them (an object, or the
+    model's argument string when that is not JSON)."""
+    result: Any = None
+    """What the tool answered (JSON-able); None when it failed (see `error`)."""
+    error: str | None = None
+    """One sentence about the failure, when the call failed or was never answered."""
+    id: str = attrs.field(factory=new_id)
+    """The call's id: the one the model or the format gave it (``call_...``), else a fresh one."""
+    started: float = 0.0
+    """Wall-clock time the call was made (Unix seconds)."""
+    duration_s: float = 0.0
+    """Seconds it took. For a native loop's tool this is the gap between the model call that asked for
+    it and the request that carried its answer (the loop's own work in between included)."""
+    step: int | None = None
+    """Step mode: the index of the step the call was the action of."""
+    model_call_id: str | None = None
+    """Native loops: the id of the `ModelCall` whose response asked for this call."""
 
 
 @attrs.frozen(kw_only=True)
@@ -162,11 +198,6 @@ class Timing:
         return self.ended - self.started
 
 
-def new_id() -> str:
-    """A fresh random id for trajectories and groups."""
-    return os.urandom(16).hex()  # as random as uuid4().hex, at a quarter of its cost
-
-
 @attrs.frozen(kw_only=True)
 class Trajectory:
     """One episode, in any mode, judged the same way everywhere."""
@@ -191,6 +222,8 @@ class Trajectory:
     """Step-mode turns, in order."""
     model_calls: tuple[ModelCall, ...] = ()
     """Every model call made during the episode."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Every tool call the format exposes, in the order they were made."""
     messages: tuple[dict[str, Any], ...] = ()
     """The chat transcript, when the episode was played through messages."""
     timing: Timing | None = None
@@ -202,7 +235,8 @@ class Trajectory:
     info: dict[str, Any] = attrs.field(factory=dict)
     """Format-specific facts about the episode (JSON-able): a harness's logs, a sandbox image digest..."""
     id: str = attrs.field(factory=new_id)
-    """Unique id of this trajectory."""
+    """Unique id of this trajectory, made when the episode starts: the proxy route, the events and the
+    sink all carry it."""
     schema_version: int = SCHEMA_VERSION
     """Layout version of the persisted record."""
 

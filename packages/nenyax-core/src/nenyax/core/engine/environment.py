@@ -10,15 +10,17 @@ three: it goes one way down, to `nenyax.core.engine.runner`, with the policy res
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from nenyax.core.contract import serde
+from nenyax.core.contract.events import Observers, observers_of
 from nenyax.core.contract.manifest import Manifest, Mode
 from nenyax.core.contract.trajectory import Group, Trajectory
 from nenyax.core.engine import runner
 from nenyax.core.engine.native_loop import NativeEpisode, NativeResult
+from nenyax.core.engine.policies import as_policy
 from nenyax.core.engine.session import Session
 from nenyax.core.engine.sinks import JsonlSink
 from nenyax.core.errors import UnsupportedPolicyError
@@ -69,22 +71,37 @@ class Environment(abc.ABC):
         group_id: str | None = None,
         sample: int = 0,
         timeout: float | None = None,
+        observers: Iterable[Any] | Observers | None = None,
     ) -> Trajectory:
         """Play one episode with `policy` and return its judged trajectory.
 
         A failed episode is returned with its status, never raised; only user mistakes raise.
         `sample` numbers repeats of the same task (it seeds the built-in random policy); past
-        `timeout` seconds the episode ends with status ``timeout``.
+        `timeout` seconds the episode ends with status ``timeout``. `observers` get the episode's
+        events as they happen (`nenyax.core.contract.events`).
         """
         return await runner.run_episode(
-            self, runner.resolve(policy), task=task, seed=seed, group_id=group_id, sample=sample, timeout=timeout
+            self,
+            as_policy(policy),
+            task=task,
+            seed=seed,
+            group_id=group_id,
+            sample=sample,
+            timeout=timeout,
+            observers=observers_of(observers),
         )
 
     def rollout(
-        self, policy: Any, task: str | None = None, seed: int | None = None, *, timeout: float | None = None
+        self,
+        policy: Any,
+        task: str | None = None,
+        seed: int | None = None,
+        *,
+        timeout: float | None = None,
+        observers: Iterable[Any] | Observers | None = None,
     ) -> Trajectory:
         """Synchronous `arollout`; also works inside a running event loop (Jupyter)."""
-        return runner.rollout_sync(self, policy, task=task, seed=seed, timeout=timeout)
+        return runner.rollout_sync(self, policy, task=task, seed=seed, timeout=timeout, observers=observers)
 
     async def arollouts(
         self,
@@ -95,13 +112,22 @@ class Environment(abc.ABC):
         concurrency: int = 16,
         sink: JsonlSink | str | Path | None = None,
         timeout: float | None = None,
+        observers: Iterable[Any] | None = None,
     ) -> list[Trajectory]:
         """Run `n` episodes of each task with bounded concurrency, streaming each to `sink` as it finishes.
 
-        With ``n > 1`` the episodes of one task share a ``group_id`` (see `groups`).
+        With ``n > 1`` the episodes of one task share a ``group_id`` (see `groups`). `observers` get
+        every episode's events; the sink is written before they see an episode end.
         """
         return await runner.run_many(
-            self, runner.resolve(policy), tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout
+            self,
+            as_policy(policy),
+            tasks,
+            n=n,
+            concurrency=concurrency,
+            sink=sink,
+            timeout=timeout,
+            observers=observers,
         )
 
     def rollouts(
@@ -113,9 +139,12 @@ class Environment(abc.ABC):
         concurrency: int = 16,
         sink: JsonlSink | str | Path | None = None,
         timeout: float | None = None,
+        observers: Iterable[Any] | None = None,
     ) -> list[Trajectory]:
         """Synchronous `arollouts`."""
-        return runner.rollouts_sync(self, policy, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout)
+        return runner.rollouts_sync(
+            self, policy, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout, observers=observers
+        )
 
     def groups(
         self,
@@ -126,9 +155,12 @@ class Environment(abc.ABC):
         concurrency: int = 16,
         sink: JsonlSink | str | Path | None = None,
         timeout: float | None = None,
+        observers: Iterable[Any] | None = None,
     ) -> list[Group]:
         """`n` episodes of each task, as one `Group` per task (same task, same policy revision)."""
-        trajectories = self.rollouts(policy, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout)
+        trajectories = self.rollouts(
+            policy, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout, observers=observers
+        )
         return runner.group(trajectories)
 
     def close(self) -> None:  # noqa: B027 - optional hook

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import attrs
 
 from nenyax.core.contract.chat import ChatRequest
+from nenyax.core.contract.failures import ABORT, describe
 from nenyax.core.contract.manifest import Mode
 from nenyax.core.contract.trajectory import Judgment, ModelCall, Status, Step, Timing, Trajectory
 from nenyax.core.engine.answers import garbage_answer
 from nenyax.core.engine.policies import NullPolicy, Policy, RandomPolicy, ReferencePolicy, Turn
-from nenyax.core.engine.step_loop import ABORT, describe
 from nenyax.core.errors import (
     EnvironmentFailure,
     InfraFailure,
@@ -30,6 +30,7 @@ from nenyax.core.errors import (
 )
 from nenyax.core.models.endpoint import Endpoint
 from nenyax.core.models.proxy import RecordingProxy, Responder
+from nenyax.core.models.recorder import EpisodeRecorder
 
 if TYPE_CHECKING:
     from nenyax.core.engine.environment import RolloutEnvironment, TaskEnvironment
@@ -76,7 +77,7 @@ class NativeResult:
     """Format-specific facts (JSON-able): logs, test output, the sandbox image digest..."""
 
 
-def _in_process_call(request: ChatRequest, reply: Any, started: float, name: str) -> ModelCall:
+def _in_process_call(request: ChatRequest, reply: Any, name: str) -> ModelCall:
     if isinstance(reply, dict):  # a whole assistant message: content and/or tool calls
         message = {"role": "assistant", **{k: v for k, v in reply.items() if k != "role"}}
     elif isinstance(reply, str):
@@ -92,7 +93,6 @@ def _in_process_call(request: ChatRequest, reply: Any, started: float, name: str
         params=dict(request.params),
         tools=request.tools,
         finish_reason="tool_calls" if message.get("tool_calls") else "stop",
-        latency_s=time.perf_counter() - started,
     )
 
 
@@ -108,7 +108,7 @@ def responder(env: NativeEnvironment, pol: Policy, task_id: str | None, rng_seed
             if reply is None:
                 msg = f"{env.uri} runs its reference as the harness's own agent; it answers no model calls."
                 raise UnsupportedPolicyError(msg)
-            return _in_process_call(request, reply(task_id, list(request.messages)), time.perf_counter(), "reference")
+            return _in_process_call(request, reply(task_id, list(request.messages)), "reference")
 
         return answer
     if isinstance(pol, NullPolicy | RandomPolicy):
@@ -117,21 +117,22 @@ def responder(env: NativeEnvironment, pol: Policy, task_id: str | None, rng_seed
 
         async def constant(request: ChatRequest) -> ModelCall:
             text = "" if isinstance(pol, NullPolicy) else garbage_answer(rng)
-            return _in_process_call(request, text, time.perf_counter(), name)
+            return _in_process_call(request, text, name)
 
         return constant
 
     async def act(request: ChatRequest) -> ModelCall:
-        # Any other policy sees the request's messages as its observation; a policy that makes its own
-        # model calls (a learner wrapping an Endpoint) records them on the turn, and the last one is kept.
-        started = time.perf_counter()
+        # Any other policy sees the request's messages as its observation. A policy that makes its own
+        # model calls (a learner wrapping an Endpoint) makes them through the turn's recorder: a private
+        # one, whose last call is the answer; the episode's recorder records that answer once, as the
+        # proxy's call (so a call is never recorded twice).
         messages = list(request.messages)
-        calls: list[ModelCall] = []
-        turn = Turn(session=None, observation=messages, messages=messages, index=0, rng_seed=rng_seed, calls=calls)  # type: ignore[arg-type]
+        own = EpisodeRecorder()
+        turn = Turn(session=None, observation=messages, messages=messages, index=0, rng_seed=rng_seed, recorder=own)  # type: ignore[arg-type]
         reply = await pol.act(turn)
-        if calls:
-            return calls[-1]
-        return _in_process_call(request, reply, started, pol.info.name)
+        if own.model_calls:
+            return own.model_calls[-1]
+        return _in_process_call(request, reply, pol.info.name)
 
     return act
 
@@ -158,12 +159,29 @@ async def run_native_episode(
     sample: int,
     timeout: float | None,
     proxy: RecordingProxy | None = None,
+    recorder: EpisodeRecorder | None = None,
+    started: float | None = None,
 ) -> Trajectory:
-    """Play one rollout- or task-mode episode on `proxy` (a private one when None)."""
+    """Play one rollout- or task-mode episode on `proxy` (a private one when None).
+
+    `recorder` holds the episode's trajectory id (the proxy route's) and its observers; `started` is
+    when the episode started (now when None).
+    """
+    recorder = recorder if recorder is not None else EpisodeRecorder()
+    started = time.time() if started is None else started
     if proxy is None:
         async with RecordingProxy() as own:
             return await run_native_episode(
-                env, pol, task=task, seed=seed, group_id=group_id, sample=sample, timeout=timeout, proxy=own
+                env,
+                pol,
+                task=task,
+                seed=seed,
+                group_id=group_id,
+                sample=sample,
+                timeout=timeout,
+                proxy=own,
+                recorder=recorder,
+                started=started,
             )
     if task is None:
         ids = env.task_ids(limit=1)
@@ -173,9 +191,9 @@ async def run_native_episode(
         agent = _BUILTIN_AGENTS.get(type(pol), "model")
     rng_seed = f"{task}:{seed}:{sample}"
     model = pol.model if isinstance(pol, Endpoint) else "nenyax"
-    started = time.time()
     status, error, judgment, result = Status.OK, None, None, None
-    async with proxy.episode(responder=responder(env, pol, task, rng_seed), policy=pol, model=model) as route:
+    answer = responder(env, pol, task, rng_seed)
+    async with proxy.episode(responder=answer, policy=pol, model=model, recorder=recorder) as route:
         episode = NativeEpisode(
             task_id=task,
             seed=seed,
@@ -204,6 +222,8 @@ async def run_native_episode(
         judgment = Judgment(score=0.0, passed=False, feedback=error or "", judge="nenyax:policy_error")
     elif status is not Status.OK:
         judgment = None  # never a made-up score for a failure that was not the policy's
+    ended = time.time()
+    recorder.finish_tools(result.messages if result is not None else (), ended)
     return Trajectory(
         env_uri=env.uri,
         manifest_digest=env.digest,
@@ -214,10 +234,12 @@ async def run_native_episode(
         status=status,
         judgment=judgment,
         steps=result.steps if result is not None else (),
-        model_calls=tuple(route.calls),
+        model_calls=tuple(recorder.model_calls),
+        tool_calls=tuple(sorted(recorder.tool_calls, key=lambda call: call.started)),
         messages=result.messages if result is not None else (),
-        timing=Timing(started=started, ended=time.time()),
+        timing=Timing(started=started, ended=ended),
         error=error,
         group_id=group_id,
         info={"agent": agent, "sample": sample, **(result.info if result is not None else {})},
+        id=recorder.id,
     )

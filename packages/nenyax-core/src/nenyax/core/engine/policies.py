@@ -9,9 +9,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from nenyax.core.contract.trajectory import ModelCall, PolicyInfo
+from nenyax.core.contract.trajectory import PolicyInfo
 from nenyax.core.engine.session import Session
 from nenyax.core.errors import UsageError, did_you_mean
+from nenyax.core.models.recorder import EpisodeRecorder
 
 
 @attrs.define(kw_only=True)
@@ -30,8 +31,10 @@ class Turn:
     """What `rng` is seeded from: the task, the seed and the sample number of the episode."""
     _rng: random.Random | None = attrs.field(default=None, init=False, repr=False)
     """A generator seeded from the episode, for reproducible randomness."""
-    calls: list[ModelCall]
-    """Where a model policy appends each `ModelCall` it makes (recorded in the trajectory)."""
+    recorder: EpisodeRecorder
+    """The episode's record: a model policy makes each call through
+    ``await turn.recorder.model_call(request, send)``, which records it in the trajectory and
+    publishes it to the run's observers (`Endpoint.act` does)."""
 
     @property
     def rng(self) -> random.Random:

@@ -1,18 +1,24 @@
 """Where every rollout goes: one episode in any mode, many episodes with bounded concurrency, groups.
 
-The way down is one way: `Environment.rollout(s)` -> `resolve` (the policy, once per run) -> this
+The way down is one way: `Environment.rollout(s)` -> `as_policy` (the policy, once per run) -> this
 module -> the mode's loop (`step_loop` or `native_loop`) -> the session or the native loop. Nothing
 here imports the environment classes: the mode in the manifest decides.
+
+Every episode starts here: its `EpisodeRecorder` (so its trajectory id) is made before the mode's loop
+runs, and its `EpisodeStarted` and `EpisodeEnded` events are published here, once each
+(`nenyax.core.contract.events`). The sink of `run_jobs` is one of the run's observers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+import time
+from collections.abc import Awaitable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from nenyax.core.contract.events import NO_OBSERVERS, EpisodeEnded, EpisodeStarted, Observers, observers_of
 from nenyax.core.contract.manifest import Mode
 from nenyax.core.contract.trajectory import Group, Trajectory, new_id
 from nenyax.core.contract.uri import MAX_SEED
@@ -21,16 +27,14 @@ from nenyax.core.engine.policies import NEVER_SUSPEND, CallablePolicy, Policy, a
 from nenyax.core.engine.sinks import JsonlSink, open_sink
 from nenyax.core.engine.step_loop import run_step_episode, run_step_episode_now
 from nenyax.core.engine.sync import run_sync
-from nenyax.core.errors import UsageError
+from nenyax.core.errors import EpisodeInterrupted, UsageError
 from nenyax.core.models.proxy import RecordingProxy
+from nenyax.core.models.recorder import EpisodeRecorder
 
 if TYPE_CHECKING:
     from nenyax.core.engine.environment import Environment
 
 T = TypeVar("T")
-
-resolve = as_policy
-"""Turn what the user passed (a Policy, a built-in name, a callable) into a Policy, once per run."""
 
 
 def check_seed(seed: Any) -> None:
@@ -60,6 +64,40 @@ def check_timeout(timeout: Any) -> None:
         raise UsageError(msg)
 
 
+def _begin(
+    env: Environment,
+    pol: Policy,
+    observers: Observers,
+    *,
+    task: str | None,
+    seed: int | None,
+    sample: int,
+    group_id: str | None,
+) -> tuple[EpisodeRecorder, float]:
+    """The episode's record, made as it starts (its trajectory id exists from here on), and its start time."""
+    recorder = EpisodeRecorder(observers)
+    started = time.time()
+    if observers.episode_started:
+        event = EpisodeStarted(
+            trajectory_id=recorder.id,
+            env_uri=env.uri,
+            task_id=task,
+            seed=seed,
+            sample=sample,
+            group_id=group_id,
+            policy=pol.info,
+            started=started,
+        )
+        observers.publish(observers.episode_started, event)
+    return recorder, started
+
+
+def _end(observers: Observers, trajectory: object) -> None:
+    """Publish the episode's end: the sink (essential) first, whose failure is raised."""
+    if observers.episode_ended and isinstance(trajectory, Trajectory):
+        observers.publish(observers.episode_ended, EpisodeEnded(trajectory=trajectory), stop_on_essential=True)
+
+
 async def run_episode(
     env: Environment,
     pol: Policy,
@@ -70,58 +108,93 @@ async def run_episode(
     sample: int = 0,
     timeout: float | None = None,
     proxy: RecordingProxy | None = None,
+    observers: Observers = NO_OBSERVERS,
+    begun: tuple[EpisodeRecorder, float] | None = None,
 ) -> Trajectory:
-    """Play one episode of `env` with the resolved policy `pol`, in whatever mode `env` has."""
+    """Play one episode of `env` with the resolved policy `pol`, in whatever mode `env` has.
+
+    The episode starts and ends on `observers` here (`begun`: it has started already, with that
+    recorder and start time). A user mistake raises and ends no episode; Ctrl-C ends it ``interrupted``.
+    """
     check_seed(seed)
     check_task(task)
     check_timeout(timeout)
-    if env.manifest.mode is Mode.STEP:
-        return await run_step_episode(
-            env,  # type: ignore[arg-type]
-            pol,
-            task=task,
-            seed=seed,
-            group_id=group_id,
-            sample=sample,
-            timeout=timeout,
-        )
-    return await run_native_episode(
-        env,  # type: ignore[arg-type]
-        pol,
-        task=task,
-        seed=seed,
-        group_id=group_id,
-        sample=sample,
-        timeout=timeout,
-        proxy=proxy,
-    )
+    if begun is None:
+        begun = _begin(env, pol, observers, task=task, seed=seed, sample=sample, group_id=group_id)
+    recorder, started = begun
+    try:
+        if env.manifest.mode is Mode.STEP:
+            trajectory = await run_step_episode(
+                env,  # type: ignore[arg-type]
+                pol,
+                task=task,
+                seed=seed,
+                group_id=group_id,
+                sample=sample,
+                timeout=timeout,
+                recorder=recorder,
+                started=started,
+            )
+        else:
+            trajectory = await run_native_episode(
+                env,  # type: ignore[arg-type]
+                pol,
+                task=task,
+                seed=seed,
+                group_id=group_id,
+                sample=sample,
+                timeout=timeout,
+                proxy=proxy,
+                recorder=recorder,
+                started=started,
+            )
+    except EpisodeInterrupted as stopped:
+        _end(observers, stopped.trajectory)  # what the episode had played is kept, marked interrupted
+        raise
+    _end(observers, trajectory)
+    return trajectory
 
 
 # ---------------------------------------------------------------- the synchronous path
 
-# Policies whose act() never suspends: an episode of a synchronous session with one of these needs no
-# event loop at all. Creating one per call (asyncio.run) cost more than a whole short episode.
-_NEVER_SUSPEND = NEVER_SUSPEND
-
 
 def _runs_without_a_loop(env: Environment, pol: Policy, timeout: float | None) -> bool:
+    # A policy whose act() never suspends (a plain function, a built-in) on a synchronous session needs
+    # no event loop at all: creating one per call (asyncio.run) cost more than a whole short episode.
     if timeout is not None or not getattr(env, "synchronous", False):
         return False
-    return (isinstance(pol, CallablePolicy) and pol.sync_fn is not None) or type(pol) in _NEVER_SUSPEND
+    return (isinstance(pol, CallablePolicy) and pol.sync_fn is not None) or type(pol) in NEVER_SUSPEND
 
 
 def rollout_sync(
-    env: Environment, policy: Any, *, task: str | None, seed: int | None, timeout: float | None
+    env: Environment,
+    policy: Any,
+    *,
+    task: str | None,
+    seed: int | None,
+    timeout: float | None,
+    observers: Iterable[Any] | Observers | None = None,
 ) -> Trajectory:
     """`Environment.rollout`: without an event loop where the episode never waits on I/O."""
-    pol = resolve(policy)
+    pol = as_policy(policy)
+    watchers = observers_of(observers)
     if _runs_without_a_loop(env, pol, timeout):
         check_seed(seed)
         check_task(task)
-        traj = run_step_episode_now(env, pol, task=task, seed=seed)  # type: ignore[arg-type]
+        begun = _begin(env, pol, watchers, task=task, seed=seed, sample=0, group_id=None)
+        recorder, started = begun
+        try:
+            traj = run_step_episode_now(env, pol, task=task, seed=seed, recorder=recorder, started=started)  # type: ignore[arg-type]
+        except EpisodeInterrupted as stopped:
+            _end(watchers, stopped.trajectory)
+            raise
         if traj is not None:
+            _end(watchers, traj)
             return traj
-    return run_sync(_closing(pol, run_episode(env, pol, task=task, seed=seed, timeout=timeout)))
+        work = run_episode(env, pol, task=task, seed=seed, timeout=timeout, observers=watchers, begun=begun)
+        return run_sync(_closing(pol, work))
+    work = run_episode(env, pol, task=task, seed=seed, timeout=timeout, observers=watchers)
+    return run_sync(_closing(pol, work))
 
 
 async def _closing(policy: Any, work: Awaitable[T]) -> T:
@@ -146,12 +219,13 @@ async def run_many(
     concurrency: int = 16,
     sink: JsonlSink | str | Path | None = None,
     timeout: float | None = None,
+    observers: Iterable[Any] | None = None,
 ) -> list[Trajectory]:
     """Run `n` episodes per task, at most `concurrency` at once, writing each to `sink` as it finishes.
 
     An environment that does not claim `concurrent_sessions` runs one episode at a time. With ``n > 1``
     the episodes of a task share a group id. If one episode raises (a user mistake), the others finish
-    and are written before it is re-raised.
+    and are written before it is re-raised. `observers` see every episode's events.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         msg = f"n must be an integer of at least 1, got {n!r}."
@@ -176,7 +250,7 @@ async def run_many(
     for task in ids:
         group_id = new_id() if n > 1 else None
         jobs.extend(Job(task, group_id, k) for k in range(n))
-    return await run_jobs(env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout)
+    return await run_jobs(env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout, observers=observers)
 
 
 class Job(NamedTuple):
@@ -195,20 +269,27 @@ async def run_jobs(
     concurrency: int = 16,
     sink: JsonlSink | str | Path | None = None,
     timeout: float | None = None,
-    on_episode: Callable[[Trajectory], None] | None = None,
+    observers: Iterable[Any] | None = None,
     keep: bool = True,
 ) -> list[Trajectory]:
     """Play exactly these episodes, at most `concurrency` at once, writing each to `sink` as it finishes.
 
     `run_many` is this with every sample of every task; a resumed run passes only the ones missing.
-    `on_episode` is called with each finished trajectory once it is written (a progress display, a
-    running tally); it runs on the event loop, so it must be quick. With ``keep=False`` nothing is
-    kept and the list returned is empty: the sink and `on_episode` are where the episodes went, and
-    a long run's memory stays flat.
+    `observers` get every episode's events (`nenyax.core.contract.events`); the sink is one of them,
+    called first, so an observer's ``on_episode_ended`` (a progress display, a running tally) sees an
+    episode once it is on disk. With ``keep=False`` nothing is kept and the list returned is empty:
+    the sink and the observers are where the episodes went, and a long run's memory stays flat.
     """
     if not env.manifest.capabilities.concurrent_sessions:
         concurrency = 1
+    if isinstance(observers, str | bytes) or (observers is not None and not isinstance(observers, Iterable)):
+        msg = f"observers must be a list of observers, not {observers!r}; write observers=[{observers!r}]."
+        raise UsageError(msg)
+    watching = list(observers or ())
     out_sink = open_sink(sink)
+    if out_sink is not None and not any(o is out_sink for o in watching):
+        watching.insert(0, out_sink)
+    watchers = Observers(watching)  # once per run: each episode only looks its subscribers up
     results: list[Trajectory | None] = [None] * len(jobs) if keep else []
     pending = iter(enumerate(jobs))
     failed: list[BaseException] = []
@@ -222,20 +303,20 @@ async def run_jobs(
                 return  # stop taking new episodes; the ones under way still finish and are written
             try:
                 traj = await run_episode(
-                    env, pol, task=task, group_id=group_id, sample=sample, timeout=timeout, proxy=proxy
+                    env,
+                    pol,
+                    task=task,
+                    group_id=group_id,
+                    sample=sample,
+                    timeout=timeout,
+                    proxy=proxy,
+                    observers=watchers,
                 )
-            except BaseException as exc:
-                interrupted = getattr(exc, "trajectory", None)
-                if out_sink is not None and isinstance(interrupted, Trajectory):
-                    out_sink.write(interrupted)  # Ctrl-C: what the episode had played is kept, marked interrupted
+            except BaseException as exc:  # Ctrl-C's interrupted episode was written as it ended
                 failed.append(exc)
                 return
-            if out_sink is not None:
-                out_sink.write(traj)
             if keep:
                 results[index] = traj
-            if on_episode is not None:
-                on_episode(traj)
             if index % 64 == 63:
                 # An episode that never waits (a synchronous env and policy) never yields to the loop:
                 # yield now and then, so an interrupt or a cancellation lands mid-run, not at its end.
@@ -262,10 +343,11 @@ def rollouts_sync(
     concurrency: int,
     sink: JsonlSink | str | Path | None,
     timeout: float | None,
+    observers: Iterable[Any] | None = None,
 ) -> list[Trajectory]:
     """`Environment.rollouts`: one event loop for the whole run."""
-    pol = resolve(policy)
-    work = run_many(env, pol, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout)
+    pol = as_policy(policy)
+    work = run_many(env, pol, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout, observers=observers)
     return run_sync(_closing(pol, work))
 
 

@@ -72,6 +72,21 @@ class Session(abc.ABC):
         """
         return observation
 
+    # ---- tools: formats whose actions are tool calls (the manifest claims `tools`)
+
+    def tool_call(self, action: Any) -> tuple[str, Any] | None:
+        """The tool `action` calls, as ``(name, arguments)``; None when it is not a tool call (the default).
+
+        Asked of environments that claim the `tools` capability only, before each action is applied;
+        the call is then recorded as a `ToolCall` (timed around `act`, with `tool_result` or the error
+        `act` raised). It must not raise: a malformed action is `act`'s to refuse.
+        """
+        return None
+
+    def tool_result(self, step: Step) -> Any:
+        """What the tool answered, as the `ToolCall` records it (JSON-able): by default the observation after it."""
+        return self.recorded_observation(self.observation)
+
     # ---- text codec: how a chat model sees and drives this environment
 
     def render(self) -> list[dict[str, Any]]:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING, ClassVar
 
 import orjson
 
 from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Trajectory
 from nenyax.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from nenyax.core.contract.events import EpisodeEnded
 
 
 class JsonlSink:
@@ -19,7 +22,13 @@ class JsonlSink:
     Opened in append mode so a resumed run never loses what an earlier one recorded. A last line
     cut short by a crash (no newline: an episode that was never completely written) is dropped
     first, so the next record does not glue onto it and damage the file.
+
+    It is an observer of the episode stream (`nenyax.core.contract.events`): every episode that ends
+    is written once, as it ends. It is essential: a write that fails stops the run.
     """
+
+    essential: ClassVar[bool] = True
+    """A failed write stops the run (the record could not be kept); other observers' failures are logged."""
 
     def __init__(self, path: str | Path) -> None:
         """Open (or create) `path` for appending."""
@@ -34,6 +43,10 @@ class JsonlSink:
         self._file.write(serde.dumps(trajectory) + b"\n")
         self._file.flush()
         self.written += 1
+
+    def on_episode_ended(self, event: EpisodeEnded) -> None:
+        """Write the ended episode's trajectory."""
+        self.write(event.trajectory)
 
     def close(self) -> None:
         """Close the file."""

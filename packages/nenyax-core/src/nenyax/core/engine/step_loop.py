@@ -6,36 +6,32 @@ import asyncio
 import contextlib
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nenyax.core.contract.trajectory import Judgment, ModelCall, Status, Step, Timing, Trajectory
+from nenyax.core.contract.events import StepTaken
+from nenyax.core.contract.failures import ABORT, describe
+from nenyax.core.contract.trajectory import Judgment, Status, Step, Timing, ToolCall, Trajectory
 from nenyax.core.engine.policies import NEVER_SUSPEND, Policy, Turn
 from nenyax.core.engine.session import Session
 from nenyax.core.engine.sync import run_sync
 from nenyax.core.errors import (
     EpisodeInterrupted,
     InfraFailure,
-    PluginLoadError,
     PolicyFailure,
     RetryablePolicyFailure,
-    UsageError,
     VerifierFailure,
     with_article,
 )
+from nenyax.core.models.recorder import EpisodeRecorder
 
 if TYPE_CHECKING:
     from nenyax.core.engine.environment import StepEnvironment
 
 DEFAULT_MAX_TURNS = 1000
 """Safety bound for environments that do not declare ``max_turns``."""
-
-
-def describe(exc: BaseException) -> str:
-    """``Type: message`` of an exception, for a trajectory's error sentence."""
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _kind(value: Any) -> str:
@@ -51,9 +47,10 @@ def _names(expected: type | tuple[type, ...]) -> str:
 class _Episode:
     """Mutable record of an episode in progress; whatever it holds survives any failure."""
 
+    recorder: EpisodeRecorder
+    """The episode's id, model calls and tool calls."""
     steps: list[Step] = attrs.Factory(list)
     messages: list[dict[str, Any]] = attrs.Factory(list)
-    calls: list[ModelCall] = attrs.Factory(list)
     status: Status = Status.OK
     error: str | None = None
 
@@ -64,9 +61,6 @@ class _Episode:
 
 YIELD_EVERY_S = 0.05
 """How long a step loop on an event loop may run without handing it control (Ctrl-C lands then)."""
-
-# Errors that are nobody's episode: the user's configuration is wrong, so the run stops and says so.
-ABORT = (UsageError, PluginLoadError)
 
 
 def _drive(coro: Any) -> Any:
@@ -110,8 +104,56 @@ async def _in_daemon_thread(fn: Any, arg: Any) -> Any:
     return await future
 
 
+def _publishing(steps: list[Step], recorder: EpisodeRecorder) -> Callable[[Step], None]:
+    """``steps.append`` that also publishes each step to the observers of steps."""
+    observers = recorder.observers
+
+    def add(step: Step) -> None:
+        steps.append(step)
+        observers.publish(observers.step, StepTaken(trajectory_id=recorder.id, index=len(steps) - 1, step=step))
+
+    return add
+
+
+async def _act(session: Session, action: Any, direct_step: bool, abandonable: bool) -> Step:
+    """Apply `action`: on a daemon thread while a timer runs (a synchronous session), else as the session does."""
+    if direct_step and abandonable:
+        return await _in_daemon_thread(session.act, action)  # type: ignore[no-any-return]
+    return session.act(action) if direct_step else await session.aact(action)
+
+
+async def _tool_step(
+    session: Session, action: Any, tool: tuple[str, Any], episode: _Episode, direct_step: bool, abandonable: bool
+) -> Step:
+    """Apply a tool-call action, recording the call (its result, or the error `act` raised)."""
+    name, arguments = tool
+    index = len(episode.steps)
+    started, clock = time.time(), time.perf_counter()
+    try:
+        step = await _act(session, action, direct_step, abandonable)
+    except BaseException as exc:
+        took = time.perf_counter() - clock
+        call = ToolCall(
+            name=name, arguments=arguments, error=describe(exc), started=started, duration_s=took, step=index
+        )
+        episode.recorder.tool_call(call)
+        raise
+    took = time.perf_counter() - clock
+    result = session.tool_result(step)
+    episode.recorder.tool_call(
+        ToolCall(name=name, arguments=arguments, result=result, started=started, duration_s=took, step=index)
+    )
+    return step
+
+
 async def _play(
-    session: Session, policy: Policy, episode: _Episode, rng_seed: str, max_turns: int, abandonable: bool = False
+    session: Session,
+    policy: Policy,
+    episode: _Episode,
+    rng_seed: str,
+    max_turns: int,
+    abandonable: bool = False,
+    tools: bool = False,
 ) -> None:
     speaks_text = policy.speaks_text
     # The per-step path is hot (a CartPole step costs the env ~7 us): a plain function is called
@@ -119,10 +161,13 @@ async def _play(
     direct_policy = getattr(policy, "sync_fn", None)
     direct_step = type(session).aact is Session.aact
     # One Turn per episode, updated in place: policies must not keep it past their act() call.
+    recorder = episode.recorder
     turn = Turn(
-        session=session, observation=None, messages=episode.messages, index=0, rng_seed=rng_seed, calls=episode.calls
+        session=session, observation=None, messages=episode.messages, index=0, rng_seed=rng_seed, recorder=recorder
     )
     steps = episode.steps
+    # Every recorded turn goes through `add`: the list's own append when nobody observes steps.
+    add = _publishing(steps, recorder) if recorder.observers.step else steps.append
     # On an event loop, give it control now and then even when nothing here suspends (a synchronous
     # session and policy): that is where Ctrl-C's cancellation and other episodes' timers land.
     # Never on the loop-less path, which must not suspend; a time check per step costs ~50 ns.
@@ -180,57 +225,58 @@ async def _play(
                 action = session.parse_action(text)
             except RetryablePolicyFailure as exc:  # recorded as a turn; the session asks again with the error
                 recorded = session.recorded_observation(observation)
-                steps.append(
-                    Step(observation=recorded, action=None, text=text, info={"error": str(exc), "retry": True})
-                )
+                add(Step(observation=recorded, action=None, text=text, info={"error": str(exc), "retry": True}))
                 retried += 1
                 continue
             except PolicyFailure as exc:
                 recorded = session.recorded_observation(observation)
-                steps.append(Step(observation=recorded, action=None, text=text, info={"error": str(exc)}))
+                add(Step(observation=recorded, action=None, text=text, info={"error": str(exc)}))
                 episode.fail(Status.POLICY_ERROR, exc)
                 return
             except ABORT:
                 raise
             except Exception as exc:  # a parser that crashes is the adapter's bug, not the model's
                 recorded = session.recorded_observation(observation)
-                steps.append(Step(observation=recorded, action=None, text=text, info={"error": describe(exc)}))
+                add(Step(observation=recorded, action=None, text=text, info={"error": describe(exc)}))
                 episode.fail(Status.ENV_ERROR, exc)
                 return
         expected = session.action_type
         if expected is not None and not isinstance(action, expected):
             msg = f"The policy returned {_kind(action)} where the environment takes {_names(expected)}."
-            steps.append(
+            add(
                 Step(observation=session.recorded_observation(observation), action=None, text=text, info={"error": msg})
             )
             episode.fail(Status.POLICY_ERROR, msg)
             return
         try:
-            if direct_step and abandonable:
-                step = await _in_daemon_thread(session.act, action)
+            tool = session.tool_call(action) if tools else None
+            if tool is not None:
+                step = await _tool_step(session, action, tool, episode, direct_step, abandonable)
+            elif direct_step and not abandonable:
+                step = session.act(action)  # the hot path: no coroutine per step
             else:
-                step = session.act(action) if direct_step else await session.aact(action)
+                step = await _act(session, action, direct_step, abandonable)
         except ABORT:
             raise
         except PolicyFailure as exc:  # the environment rejected the action as invalid
             recorded = session.recorded_observation(observation)
-            steps.append(Step(observation=recorded, action=action, text=text, info={"error": str(exc)}))
+            add(Step(observation=recorded, action=action, text=text, info={"error": str(exc)}))
             episode.fail(Status.POLICY_ERROR, exc)
             return
         except VerifierFailure as exc:  # environments that score inside act(): keep the action, no score
             recorded = session.recorded_observation(observation)
-            steps.append(Step(observation=recorded, action=action, text=text, info={"error": str(exc)}))
+            add(Step(observation=recorded, action=action, text=text, info={"error": str(exc)}))
             episode.fail(Status.VERIFIER_ERROR, exc)
             return
         except InfraFailure as exc:  # an environment behind a network or sandbox lost it
             recorded = session.recorded_observation(observation)
-            steps.append(Step(observation=recorded, action=action, text=text, info={"error": str(exc)}))
+            add(Step(observation=recorded, action=action, text=text, info={"error": str(exc)}))
             episode.fail(Status.INFRA_ERROR, exc)
             return
         except Exception as exc:
             episode.fail(Status.ENV_ERROR, exc)
             return
-        steps.append(step if text is None else attrs.evolve(step, text=text))
+        add(step if text is None else attrs.evolve(step, text=text))
 
 
 def _judge(session: Session, episode: _Episode) -> Judgment | None:
@@ -269,6 +315,8 @@ async def run_step_episode(
     sample: int = 0,
     timeout: float | None = None,
     opened: Session | None = None,
+    recorder: EpisodeRecorder | None = None,
+    started: float | None = None,
 ) -> Trajectory:
     """Play one step-mode episode; failures become a status on the trajectory, never an exception.
 
@@ -276,10 +324,11 @@ async def run_step_episode(
     that rejects the API key) raise, and the session is closed first. `timeout` bounds the whole
     episode: with it, synchronous policies and steps run on a daemon thread that is abandoned when
     time is up (the session is still closed). Ctrl-C raises `EpisodeInterrupted` carrying the
-    trajectory recorded so far (status ``interrupted``).
+    trajectory recorded so far (status ``interrupted``). `recorder` holds the episode's id (made when
+    it started) and its observers; `started` is when it started (now when None).
     """
-    episode = _Episode()
-    started = time.time()
+    episode = _Episode(recorder=recorder if recorder is not None else EpisodeRecorder())
+    started = time.time() if started is None else started
     session: Session | None = opened
     judgment: Judgment | None = None
     if session is None:
@@ -293,13 +342,15 @@ async def run_step_episode(
             episode.fail(Status.ENV_ERROR, exc)
     if session is not None:
         rng_seed = f"{session.task_id}:{session.seed}:{sample}"
-        max_turns = env.manifest.capabilities.max_turns or DEFAULT_MAX_TURNS
+        capabilities = env.manifest.capabilities
+        max_turns = capabilities.max_turns or DEFAULT_MAX_TURNS
+        tools = capabilities.tools
         try:
             if timeout is None:  # no timer: the synchronous path runs this coroutine without a loop
-                await _play(session, pol, episode, rng_seed, max_turns)
+                await _play(session, pol, episode, rng_seed, max_turns, tools=tools)
             else:
                 async with asyncio.timeout(timeout):
-                    await _play(session, pol, episode, rng_seed, max_turns, abandonable=True)
+                    await _play(session, pol, episode, rng_seed, max_turns, abandonable=True, tools=tools)
         except TimeoutError:
             episode.fail(Status.TIMEOUT, f"The episode did not finish within {timeout:g} s.")
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -324,12 +375,14 @@ async def run_step_episode(
         status=episode.status,
         judgment=judgment,
         steps=tuple(episode.steps),
-        model_calls=tuple(episode.calls),
+        model_calls=tuple(episode.recorder.model_calls),
+        tool_calls=tuple(episode.recorder.tool_calls),
         messages=tuple(episode.messages),
         timing=Timing(started=started, ended=time.time()),
         error=episode.error,
         group_id=group_id,
         info={"sample": sample},  # which repeat of the task this is: what `eval --resume` skips by
+        id=episode.recorder.id,
     )
     if episode.status is Status.INTERRUPTED:
         raise EpisodeInterrupted(trajectory)
@@ -339,7 +392,13 @@ async def run_step_episode(
 
 
 def run_step_episode_now(
-    env: StepEnvironment, pol: Policy, *, task: str | None = None, seed: int | None = None
+    env: StepEnvironment,
+    pol: Policy,
+    *,
+    task: str | None = None,
+    seed: int | None = None,
+    recorder: EpisodeRecorder | None = None,
+    started: float | None = None,
 ) -> Trajectory | None:
     """The same episode without an event loop, when its session turns out to be synchronous.
 
@@ -351,7 +410,7 @@ def run_step_episode_now(
         session = env.session(task=task, seed=seed)
     except Exception:
         return None
-    coro = run_step_episode(env, pol, task=task, seed=seed, opened=session)
+    coro = run_step_episode(env, pol, task=task, seed=seed, opened=session, recorder=recorder, started=started)
     if type(session).aact is not Session.aact or type(session).aclose is not Session.aclose:
         return run_sync(coro)
     try:

@@ -22,7 +22,8 @@ DEFAULT_MODEL = "local:smollm2-135m"
 class Endpoint:
     """A chat model as a text policy: ``Endpoint("openai:gpt-4.1-mini")``, ``Endpoint("local:smollm2-135m")``.
 
-    Every call is recorded as a `ModelCall` in the trajectory. Calls are bounded by
+    Every call an episode makes is recorded as a `ModelCall` in its trajectory (by the episode's
+    `EpisodeRecorder`; `complete` and `send` alone record nothing). Calls are bounded by
     `max_concurrency` per event loop; the provider keeps one connection pool per loop.
     """
 
@@ -171,11 +172,11 @@ class Endpoint:
             return await forward({**body, "model": self.model})  # type: ignore[no-any-return]
 
     async def act(self, turn: Any) -> str:
-        """Reply to the transcript; the call is recorded on the turn."""
+        """Reply to the transcript; the call is recorded by the turn's episode recorder."""
         choices = turn.session.reply_choices() if self.constrain else None
         params = {"guided_choice": list(choices)} if choices else {}
-        call = await self.send(ChatRequest(model=self.model, messages=tuple(turn.messages), params=params))
-        turn.calls.append(call)
+        request = ChatRequest(model=self.model, messages=tuple(turn.messages), params=params)
+        call = await turn.recorder.model_call(request, self.send)
         content = call.response.get("content")
         return content if isinstance(content, str) else ""
 

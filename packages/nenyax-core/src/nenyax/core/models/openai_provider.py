@@ -15,7 +15,6 @@ import logging
 import os
 import random
 import socket
-import time
 import urllib.parse
 import weakref
 from collections.abc import Callable
@@ -103,15 +102,12 @@ class OpenAIProvider:
 
     async def complete(self, request: ChatRequest) -> ModelCall:
         """One chat completion, retried on transient failures."""
-        started = time.perf_counter()
 
         def body() -> dict[str, Any]:  # rebuilt per attempt: token_ids may be switched off
             return request_body(request, token_ids=self.token_ids, stream=self.stream)
 
         data = await self._with_retries("/chat/completions", body, stream=self.stream)
-        return parse_response(
-            data, request, where=self.base_url, latency=time.perf_counter() - started, provider=self.name
-        )
+        return parse_response(data, request, where=self.base_url, provider=self.name)
 
     async def text_completion(self, body: dict[str, Any]) -> dict[str, Any]:
         """Forward a raw ``/completions`` body (e.g. echo + logprobs for loglikelihoods); return the JSON."""

@@ -43,7 +43,7 @@ def _ids(value: Any) -> tuple[int, ...] | None:
     return tuple(value)
 
 
-def parse_response(data: Any, request: ChatRequest, *, where: str, latency: float, provider: str) -> ModelCall:
+def parse_response(data: Any, request: ChatRequest, *, where: str, provider: str) -> ModelCall:
     """Turn a (non-streamed) chat completion into a ModelCall; raise InfraFailure if it is malformed."""
     try:
         choice = data["choices"][0]
@@ -71,7 +71,6 @@ def parse_response(data: Any, request: ChatRequest, *, where: str, latency: floa
             logprobs=logprobs,
             finish_reason=choice.get("finish_reason"),
             usage=usage,
-            latency_s=latency,
             fingerprint=data.get("system_fingerprint"),
         )
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:

@@ -1,8 +1,9 @@
 """The recording proxy: an OpenAI-compatible server on loopback that rollout- and task-mode formats call.
 
-Each episode gets its own path prefix (``/e/<id>/v1``), so every call is attributed to the right
-trajectory. A call is answered by the episode's responder: an `Endpoint` (forwarded to its provider)
-or an in-process text policy (a function of the chat messages), and recorded as a `ModelCall`.
+Each episode gets its own path prefix (``/e/<trajectory id>/v1``), so every call is attributed to the
+right trajectory. A call is answered by the episode's responder: an `Endpoint` (forwarded to its
+provider) or an in-process text policy (a function of the chat messages), and recorded as a
+`ModelCall` by the episode's `EpisodeRecorder` (the one place model calls are recorded).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from nenyax.core.contract.trajectory import ModelCall, Status, new_id
 from nenyax.core.errors import InfraFailure, NenyaxError, PolicyFailure
 from nenyax.core.models.endpoint import Endpoint
 from nenyax.core.models.openai_wire import completion_chunks, completion_json
+from nenyax.core.models.recorder import EpisodeRecorder
 
 Responder = Callable[[ChatRequest], Awaitable[ModelCall]]
 
@@ -36,7 +38,6 @@ def as_responder(policy: Any) -> Responder:
         raise TypeError(msg)
 
     async def respond(request: ChatRequest) -> ModelCall:
-        started = time.perf_counter()
         text = policy(list(request.messages))
         if inspect.isawaitable(text):
             text = await text
@@ -48,7 +49,6 @@ def as_responder(policy: Any) -> Responder:
             params=dict(request.params),
             tools=request.tools,
             finish_reason="stop",
-            latency_s=time.perf_counter() - started,
         )
 
     return respond
@@ -59,15 +59,22 @@ class EpisodeRoute:
     """One episode's slice of the proxy: where to point the harness, and what it called."""
 
     id: str
+    """The episode's trajectory id (the route's path prefix)."""
     base_url: str
     responder: Responder
+    recorder: EpisodeRecorder
+    """Where the episode's calls are recorded (and published to its observers)."""
     policy: Any = None
-    calls: list[ModelCall] = attrs.Factory(list)
     failures: list[tuple[Status, str]] = attrs.Factory(list)
     """Calls that could not be answered, with the status they give the episode (infra or policy error)."""
     model: str = "nenyax"
     inflight: set[asyncio.Task[Any]] = attrs.Factory(set)
     """Calls being answered now; cancelled when the episode closes (a timed-out loop leaves no work behind)."""
+
+    @property
+    def calls(self) -> list[ModelCall]:
+        """Every call answered on this route so far, as recorded."""
+        return self.recorder.model_calls
 
     def status(self) -> Status:
         """The status the episode takes from its model calls: the first failure's, else ok."""
@@ -155,17 +162,30 @@ class RecordingProxy:
         await self.close()
 
     def open_episode(
-        self, policy: Any = None, model: str = "nenyax", *, responder: Responder | None = None
+        self,
+        policy: Any = None,
+        model: str = "nenyax",
+        *,
+        responder: Responder | None = None,
+        recorder: EpisodeRecorder | None = None,
     ) -> EpisodeRoute:
-        """Register an episode answered by `responder` (else by `policy`); point the harness at ``route.base_url``."""
+        """Register an episode answered by `responder` (else by `policy`); point the harness at ``route.base_url``.
+
+        The route is the episode's `recorder`'s trajectory id (a fresh recorder when None).
+        """
         if responder is None and policy is None:
             msg = "open_episode needs a policy or a responder to answer the episode's calls."
             raise TypeError(msg)
-        episode = new_id()
+        recorder = recorder if recorder is not None else EpisodeRecorder()
+        episode = recorder.id
+        if episode in self.routes:
+            msg = f"The episode {episode} already has a route on this proxy; an episode is opened once."
+            raise ValueError(msg)
         route = EpisodeRoute(
             id=episode,
             base_url=f"http://{self.host}:{self.port}/e/{episode}/v1",
             responder=responder if responder is not None else as_responder(policy),
+            recorder=recorder,
             policy=policy,
             model=model,
         )
@@ -181,10 +201,15 @@ class RecordingProxy:
 
     @contextlib.asynccontextmanager
     async def episode(
-        self, policy: Any = None, model: str = "nenyax", *, responder: Responder | None = None
+        self,
+        policy: Any = None,
+        model: str = "nenyax",
+        *,
+        responder: Responder | None = None,
+        recorder: EpisodeRecorder | None = None,
     ) -> AsyncIterator[EpisodeRoute]:
         """``async with proxy.episode(endpoint) as route:`` — the route is closed on exit."""
-        route = self.open_episode(policy, model, responder=responder)
+        route = self.open_episode(policy, model, responder=responder, recorder=recorder)
         try:
             yield route
         finally:
@@ -220,13 +245,11 @@ class RecordingProxy:
         if task is not None:
             route.inflight.add(task)
         try:
-            call = await route.responder(request)
+            return await route.recorder.model_call(request, route.responder)
         except Exception as exc:
             raise _record(route, exc) from exc
         finally:
             route.inflight.discard(task)  # type: ignore[arg-type]
-        route.calls.append(call)
-        return call
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         found = await self._route_and_body(request)
@@ -287,29 +310,38 @@ class RecordingProxy:
         )
 
     async def _scored_prompt(self, route: EpisodeRoute, body: dict[str, Any], prompt: str) -> web.Response:
-        started = time.perf_counter()
+        endpoint = route.policy
+        answered: dict[str, Any] = {}
+
+        async def score(request: ChatRequest) -> ModelCall:
+            data = await endpoint.text_completion(body)
+            try:
+                choice = data["choices"][0]
+                text = str(choice.get("text", ""))
+                finish = choice.get("finish_reason")
+            except (KeyError, IndexError, TypeError, AttributeError) as exc:
+                raise InfraFailure(f"The model server's completion is malformed ({exc!r}).") from exc
+            answered["data"] = data
+            return ModelCall(
+                messages=request.messages,
+                response={"role": "assistant", "content": text},
+                provider=endpoint.provider_name,
+                model=endpoint.model,
+                params=dict(request.params),
+                finish_reason=finish,
+            )
+
+        request = ChatRequest(
+            model=endpoint.model,
+            messages=({"role": "user", "content": prompt},),
+            params={k: v for k, v in body.items() if k in SAMPLING_KEYS},
+        )
         try:
-            data = await route.policy.text_completion(body)
-            choice = data["choices"][0]
-            text = str(choice.get("text", ""))
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            refused = _record(route, InfraFailure(f"The model server's completion is malformed ({exc!r})."))
-            return _error(refused.status, str(refused))
+            await route.recorder.model_call(request, score)
         except Exception as exc:
             refused = _record(route, exc)
             return _error(refused.status, str(refused))
-        route.calls.append(
-            ModelCall(
-                messages=({"role": "user", "content": prompt},),
-                response={"role": "assistant", "content": text},
-                provider=route.policy.provider_name,
-                model=route.policy.model,
-                params={k: v for k, v in body.items() if k in SAMPLING_KEYS},
-                finish_reason=choice.get("finish_reason"),
-                latency_s=time.perf_counter() - started,
-            )
-        )
-        return _json(data)
+        return _json(answered["data"])
 
     async def _responses(self, request: web.Request) -> web.StreamResponse:
         found = await self._route_and_body(request)

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from nenyax.core.contract import serde
+from nenyax.core.contract.events import NO_OBSERVERS, Observers
 from nenyax.core.contract.manifest import Manifest, Mode
 from nenyax.core.contract.trajectory import Status, Tier, Trajectory
 from nenyax.core.engine.answers import CONSTANT_ANSWERS, extract_answer
@@ -69,8 +70,8 @@ class Context:
     task_count: int = 0
     cache: dict[str, list[Trajectory]] = attrs.Factory(dict)
     floor: Floor | None = None
-    on_episode: Callable[[Trajectory], None] | None = None
-    """Called with every episode a check plays here (not those of the fresh-process replay)."""
+    observers: Observers = NO_OBSERVERS
+    """Observe every episode a check plays here (not those of the fresh-process replay)."""
 
     def need_env(self) -> Environment:
         if self.env is None:
@@ -88,11 +89,8 @@ class Context:
             raise Skip(f"The environment does not claim `{capability}`.")
 
     async def rollout(self, policy: str | Any, task: str) -> Trajectory:
-        """One episode of `task` with the run's seed, handed to `on_episode` once played."""
-        traj = await self.need_env().arollout(policy, task=task, seed=self.seed)
-        if self.on_episode is not None:
-            self.on_episode(traj)
-        return traj
+        """One episode of `task` with the run's seed, published to the run's observers."""
+        return await self.need_env().arollout(policy, task=task, seed=self.seed, observers=self.observers)
 
     async def play(self, policy: str | Any, task: str, key: str | None = None) -> Trajectory:
         """Episodes of the built-in policies (and probes, by `key`) are cached: several checks compare them."""

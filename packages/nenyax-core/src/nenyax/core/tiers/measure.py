@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from nenyax.core.contract.trajectory import Trajectory
+from nenyax.core.contract.events import observers_of
 from nenyax.core.engine.sync import run_sync
 from nenyax.core.errors import UsageError
 from nenyax.core.plugins.registry import Registry
@@ -49,15 +50,15 @@ async def acheck(
     margin: float = DEFAULT_MARGIN,
     registry: Registry | None = None,
     progress: Callable[[str, int, int], None] | None = None,
-    on_episode: Callable[[Trajectory], None] | None = None,
+    observers: Iterable[Any] | None = None,
 ) -> TierReport:
     """Run every check on `uri`; user mistakes (bad URI, unknown format) raise `UsageError`.
 
     `samples` tasks are drawn (with `seed`) for the audit; `margin` is how far the reference's mean
     score must be above the floor, the best of the null, random and constant policies. `progress`
     is called as ``progress(check_id, done, total)`` before each check runs and once at the end
-    (``check_id`` empty, ``done == total``). `on_episode` gets every episode the checks play, as each
-    ends (``nenyax check --save`` streams them into a run directory).
+    (``check_id`` empty, ``done == total``). `observers` get the events of every episode the checks
+    play here (``nenyax check --save`` streams them into a run directory with a `JsonlSink`).
     """
     if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < math.inf:
         msg = f"--margin must be a non-negative number, got {margin!r}."
@@ -65,7 +66,8 @@ async def acheck(
     if samples < 1:
         msg = f"--samples must be at least 1, got {samples}."
         raise UsageError(msg)
-    ctx = Context(uri=uri, samples=samples, seed=seed, registry=registry, margin=float(margin), on_episode=on_episode)
+    watchers = observers_of(observers)
+    ctx = Context(uri=uri, samples=samples, seed=seed, registry=registry, margin=float(margin), observers=watchers)
     results = []
     try:
         for index, (check_id, tier, fn, openenv) in enumerate(CHECKS):
@@ -123,11 +125,11 @@ def check(
     margin: float = DEFAULT_MARGIN,
     registry: Registry | None = None,
     progress: Callable[[str, int, int], None] | None = None,
-    on_episode: Callable[[Trajectory], None] | None = None,
+    observers: Iterable[Any] | None = None,
 ) -> TierReport:
     """Synchronous `acheck`."""
     return run_sync(
         acheck(
-            uri, samples=samples, seed=seed, margin=margin, registry=registry, progress=progress, on_episode=on_episode
+            uri, samples=samples, seed=seed, margin=margin, registry=registry, progress=progress, observers=observers
         )
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
+from typing import Any
 
 from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.contract.trajectory import ModelCall
@@ -91,13 +91,13 @@ class LocalProvider:
     async def complete(self, request: ChatRequest) -> ModelCall:
         """Generate one reply to `request` off the event loop, micro-batched with concurrent requests.
 
-        The recorded latency is the reply's own: a model still loading was waited for before the clock started.
+        A model still loading is waited for first (an episode's recorded duration includes that wait,
+        unless `Endpoint.prepare` loaded it before).
         """
         sampling = Sampling.from_params(request.params)
         engine = self.engine(request.model)
         if engine.model is None:
             await asyncio.to_thread(engine.load)
-        started = time.perf_counter()
         future = engine.submit(request.messages, request.tools, sampling)
         try:
             done = await asyncio.wrap_future(future)
@@ -118,7 +118,6 @@ class LocalProvider:
             logprobs=done.logprobs,
             finish_reason=done.finish_reason,
             usage={"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
-            latency_s=time.perf_counter() - started,
             fingerprint=engine.revision,
             chat_template_hash=engine.chat_template_hash,
         )
