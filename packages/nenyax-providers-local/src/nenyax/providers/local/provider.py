@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
 
 from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.contract.trajectory import ModelCall
