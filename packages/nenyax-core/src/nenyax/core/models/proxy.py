@@ -224,7 +224,7 @@ class RecordingProxy:
         except Exception as exc:
             raise _record(route, exc) from exc
         finally:
-            route.inflight.discard(task)  # type: ignore[arg-type]
+            route.inflight.discard(task)
         route.calls.append(call)
         return call
 

@@ -84,7 +84,7 @@ class Registry:
     @classmethod
     def from_plugins(cls, *plugins: tuple[str, Any] | tuple[str, Any, str | None, str | None]) -> Registry:
         """A registry over in-memory plugin objects, for tests: ``("name", module), ...``."""
-        return cls([(*p, None, None)[:4] for p in plugins])  # type: ignore[misc]
+        return cls([(*p, None, None)[:4] for p in plugins])
 
     def portable_sources(self) -> list[tuple[str, str]] | None:
         """How a fresh interpreter rebuilds this registry: None for the installed plugins, else each
@@ -114,15 +114,15 @@ class Registry:
         if os.environ.get("NENYAX_DISABLE_PLUGIN_AUTOLOAD", "") not in ("", "0"):
             return []
         disabled = _csv_env("NENYAX_DISABLE_PLUGINS")
-        out = []
-        seen: set[str] = set()
+        out: list[tuple[str, Any, str | None, str | None]] = []
+        seen: set[tuple[str, str | None]] = set()  # (entry-point name, distribution)
         for ep in md.entry_points(group=hookspecs.PROJECT):
             dist = ep.dist.name if ep.dist else None
             version = ep.dist.version if ep.dist else None
             # The same distribution can be visible twice on sys.path (editable + site); load once.
             if ep.name in disabled or (ep.name, dist) in seen:
                 continue
-            seen.add((ep.name, dist))  # type: ignore[arg-type]
+            seen.add((ep.name, dist))
             try:
                 module = ep.load()
             except Exception as exc:  # a broken plugin must never break discovery
