@@ -246,7 +246,8 @@ class Engine:
 
     def decode(self, ids: list[int]) -> str:
         """The text of `ids` without special tokens (how the completion text is always derived)."""
-        return self.tokenizer.decode(ids, skip_special_tokens=True)
+        text: str = self.tokenizer.decode(ids, skip_special_tokens=True)  # transformers: untyped in the lint session
+        return text
 
     def prompt_ids(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> list[int]:
         """Render `messages` with the model's chat template, ready for the assistant's turn, as token ids."""
