@@ -224,7 +224,7 @@ async def run_jobs(
                 traj = await run_episode(
                     env, pol, task=task, group_id=group_id, sample=sample, timeout=timeout, proxy=proxy
                 )
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - Ctrl-C included: the interrupted episode is written first
                 interrupted = getattr(exc, "trajectory", None)
                 if out_sink is not None and isinstance(interrupted, Trajectory):
                     out_sink.write(interrupted)  # Ctrl-C: what the episode had played is kept, marked interrupted

@@ -125,7 +125,7 @@ class Registry:
             seen.add((ep.name, dist))
             try:
                 module = ep.load()
-            except Exception as exc:  # a broken plugin must never break discovery
+            except Exception as exc:  # noqa: BLE001 - a broken plugin must never break discovery
                 self._fail(ep.name, dist, exc)
                 continue
             out.append((ep.name, module, dist, version))
@@ -139,7 +139,7 @@ class Registry:
             for name, obj, dist, version in sources:
                 try:
                     pm.register(obj, name=name)
-                except Exception as exc:  # e.g. a misspelled hook name in strict validation
+                except Exception as exc:  # noqa: BLE001 - e.g. a misspelled hook; a plugin must never break discovery
                     self._fail(name, dist, exc)
                     continue
                 self._dists[name] = (dist, version)
@@ -166,7 +166,7 @@ class Registry:
             try:
                 result = impl.function()
                 specs = _as_specs(result, kind, impl.plugin_name)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a plugin's hook may raise anything; it must never break discovery
                 self._fail(impl.plugin_name, dist, exc)
                 continue
             for spec in specs:
