@@ -84,7 +84,7 @@ class _Job(Generic[T]):
         try:
             try:
                 self.value = self.fn()
-            except BaseException as exc:  # handed to the caller, who re-raises it
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, who re-raises it, whatever it is
                 self.error = exc
             finally:
                 with self.lock:

@@ -226,7 +226,7 @@ class Engine:
                 decode=self.decode,
                 cache_kwarg=self._cache_kwarg,
             )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - every waiter must get an answer, whatever torch raised
             failure = InfraFailure(
                 f"The local model {self.source.name!r} failed while generating ({_first_line(exc)})."
             )
