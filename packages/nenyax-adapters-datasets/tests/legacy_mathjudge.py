@@ -83,7 +83,7 @@ def _parse(text: str) -> Any:
     names = {"ln": sympy.log, "pi": sympy.pi, "E": sympy.E, "I": sympy.I, "oo": sympy.oo}
     try:
         return parse_expr(source, local_dict=names, transformations=transformations, evaluate=True)
-    except Exception:  # any parse error means "not a formula": the judge compares the text instead
+    except Exception:  # noqa: BLE001 - any parse error means 'not a formula': the judge compares the text instead
         return None
 
 
@@ -121,7 +121,7 @@ def equivalent(answer: str, reference: str) -> tuple[bool, str]:
             if not _close(sympy.N(difference.subs(point), 30), 0):
                 return False, "differ at a sample point"
         return True, "equal at three sample points"
-    except Exception:  # sympy raises many kinds on odd input; an answer it cannot compare is not equal
+    except Exception:  # noqa: BLE001 - sympy raises many kinds on odd input; an answer it cannot compare is not equal
         return False, "not comparable as formulas"
 
 

@@ -107,7 +107,7 @@ def _in_thread(fn):
 def _capture(fn):
     try:
         return fn()
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the test asserts on whatever fn raised
         return exc
 
 

@@ -63,7 +63,7 @@ def serving(uri: str, **config: Any) -> Iterator[Served]:
     def run() -> None:
         try:
             asyncio.run(main())
-        except BaseException as exc:  # surfaced in the test's thread below
+        except BaseException as exc:  # noqa: BLE001 - surfaced in the test's thread below
             box["error"] = exc
             ready.set()
 

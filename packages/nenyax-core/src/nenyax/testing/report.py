@@ -107,7 +107,7 @@ def _gate(check: Check, subject: Subject) -> str | None:
         return None
     try:
         have = subject.declared()
-    except Exception as exc:  # the instance could not be built: the factory checks report why
+    except Exception as exc:  # noqa: BLE001 - the instance could not be built: the factory checks report why
         return f"its capabilities are unknown, as the factory failed ({crash_line(exc)})"
     lacking = [c for c in check.requires if c not in have]
     if lacking:
@@ -127,7 +127,7 @@ def run_check(check: Check, subject: Subject) -> Outcome:
     except Skip as skip:
         if not findings:
             return Outcome(check=check, verdict=Verdict.SKIPPED, reason=str(skip))
-    except Exception as exc:  # a crash is not a finding: the kit cannot tell whether the plugin is at fault
+    except Exception as exc:  # noqa: BLE001 - a crash is no finding: the plugin may not be at fault
         return Outcome(check=check, verdict=Verdict.ERROR, findings=tuple(findings), reason=crash_line(exc))
     failed = any(f.severity is Severity.ERROR for f in findings)
     return Outcome(check=check, verdict=Verdict.FAILED if failed else Verdict.PASSED, findings=tuple(findings))

@@ -19,7 +19,7 @@ import ctypes
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -68,15 +68,15 @@ def _interrupt(thread_id: int) -> None:
         set_async_exc(ctypes.c_ulong(thread_id), ctypes.py_object(_Stop))
 
 
-class _Job:
+class _Job(Generic[T]):
     """One call in its worker thread, and what it left."""
 
-    def __init__(self, fn: Callable[[], Any]) -> None:
+    def __init__(self, fn: Callable[[], T]) -> None:
         self.fn = fn
         self.lock = threading.Lock()
         self.done = threading.Event()
         self.finished = False  # set under `lock`: no stop is sent to a worker that left fn
-        self.value: Any = None
+        self.value: T | None = None  # fn's value once it returned
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._work, name=THREAD_NAME, daemon=True)
 
@@ -84,7 +84,7 @@ class _Job:
         try:
             try:
                 self.value = self.fn()
-            except BaseException as exc:  # handed to the caller, who re-raises it
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, who re-raises it, whatever it is
                 self.error = exc
             finally:
                 with self.lock:
@@ -124,4 +124,4 @@ def call_with_deadline(fn: Callable[[], T], seconds: float) -> T:
     job.done.wait()  # finished in time, or just now as time ran out: its outcome stands
     if job.error is not None:
         raise job.error
-    return job.value
+    return cast("T", job.value)  # fn returned: the value is its own, None included

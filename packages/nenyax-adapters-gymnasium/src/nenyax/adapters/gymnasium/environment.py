@@ -67,7 +67,7 @@ class GymEnvironment(StepEnvironment):
         if table is not None:
             self.why_no_reference = _why_table_is_incomplete(first)
             if self.why_no_reference is None:
-                self.plan = plan(table, int(self.observation_space.n), int(n_actions))  # type: ignore[attr-defined]
+                self.plan = plan(table, int(self.observation_space.n), int(n_actions))
         env_spec = first.spec
         self.max_episode_steps = env_spec.max_episode_steps if env_spec else None
         stochastic = (

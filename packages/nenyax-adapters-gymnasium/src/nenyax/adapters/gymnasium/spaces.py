@@ -104,7 +104,7 @@ def coerce_action(space: spaces.Space[Any], action: Any) -> tuple[Any, Any]:
             raise PolicyFailure(msg) from exc
     try:
         ok = space.contains(native)
-    except Exception:  # contains() of some spaces raises on malformed input instead of saying no
+    except Exception:  # noqa: BLE001 - contains() of some spaces raises on malformed input instead of saying no
         ok = False
     if not ok:
         msg = f"The action {_short(action)} is not in the action space {space}."

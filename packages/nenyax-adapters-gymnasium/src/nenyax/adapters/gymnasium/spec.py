@@ -178,7 +178,7 @@ def _accepted(entry_point: Any) -> list[str]:
     try:
         factory = entry_point if callable(entry_point) else gym.envs.registration.load_env_creator(entry_point)
         return [p for p in inspect.signature(factory).parameters if p != "self"]
-    except Exception:  # a creator we cannot introspect: say nothing rather than guess
+    except Exception:  # noqa: BLE001 - loading the creator runs the env's package: say nothing rather than guess
         return []
 
 
@@ -186,7 +186,7 @@ def _render_modes(entry_point: Any) -> list[str]:
     try:
         creator = entry_point if callable(entry_point) else gym.envs.registration.load_env_creator(entry_point)
         return list(getattr(creator, "metadata", {}).get("render_modes", []))
-    except Exception:  # the real error, if any, surfaces from make() with its own message
+    except Exception:  # noqa: BLE001 - loading the creator runs the env's package; its error surfaces from make()
         return []
 
 

@@ -57,7 +57,7 @@ def _server_config(app: Path, name: str) -> dict[str, Any]:
     for path in _config_files(app, name):
         try:
             data = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
-        except Exception:
+        except Exception:  # noqa: BLE001 - omegaconf raises I/O, YAML, its own, even assertion errors: skip it
             continue
         for block in data.values() if isinstance(data, dict) else ():
             servers = block.get("resources_servers") if isinstance(block, dict) else None
@@ -91,7 +91,7 @@ def _datasets(app: Path, name: str, gym_root: Path) -> dict[str, str]:
     for path in _config_files(app, name):
         try:
             walk(yaml.safe_load(path.read_text()))
-        except Exception:
+        except (OSError, ValueError, yaml.YAMLError):  # unreadable, not UTF-8, not YAML: skip it
             continue
     example = app.parent / "data" / "example.jsonl"
     if not found and example.is_file():
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         sock.bind((args.host, args.port))
         port = sock.getsockname()[1]
         app = _build_app(_server_class(module), name, args.host, port, settings)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the server's module runs here: any failure is the startup error
         _say({"error": f"The resources server {name!r} failed to start: {type(exc).__name__}: {exc}"})
         return 1
 

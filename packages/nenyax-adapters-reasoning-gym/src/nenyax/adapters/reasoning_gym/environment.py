@@ -109,7 +109,8 @@ class ReasoningGymEnvironment(StepEnvironment):
 
     def _generate(self, seed: int, index: int) -> dict[str, Any]:
         """The generated entry (question, answer, metadata) at `index` of the dataset at `seed`."""
-        return _quiet(self.dataset(seed).__getitem__, index)
+        entry: dict[str, Any] = _quiet(self.dataset(seed).__getitem__, index)  # reasoning-gym is untyped
+        return entry
 
     def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
         """``<target>/<seed>/<index>`` for every index of the dataset at the URI's seed."""

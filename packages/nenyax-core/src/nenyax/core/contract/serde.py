@@ -7,6 +7,7 @@ format for persisted records changes this file alone.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import cattrs
@@ -33,7 +34,7 @@ converter.register_structure_hook(Tier, lambda value, _: Tier[str(value).upper()
 # through cattrs' dispatch cost more than the environment's own step. Values orjson can write as
 # they are pass through (not copied); anything else (numpy, sets, attrs objects) takes cattrs' path.
 # cattrs.gen builds both: the plain path hands the free-form fields over as they are.
-_unstructure_step_by_cattrs = converter.get_unstructure_hook(Step)
+_unstructure_step_by_cattrs: Callable[[Step], dict[str, Any]] = converter.get_unstructure_hook(Step)
 _unstructure_plain_step = make_dict_unstructure_fn(
     Step,
     converter,

@@ -106,7 +106,8 @@ def _toml_dumps(data: dict[str, Any]) -> str:
             return [clean(v) for v in value if v is not None]
         return value
 
-    return tomli_w.dumps(clean(data))
+    text: str = tomli_w.dumps(clean(data))  # tomli_w is not installed in the lint session, so untyped there
+    return text
 
 
 def create_run(

@@ -312,7 +312,7 @@ async def run_jobs(
                     proxy=proxy,
                     observers=watchers,
                 )
-            except BaseException as exc:  # Ctrl-C's interrupted episode was written as it ended
+            except BaseException as exc:  # noqa: BLE001 - Ctrl-C included: its interrupted episode was written as it ended
                 failed.append(exc)
                 return
             if keep:

@@ -91,7 +91,7 @@ async def _in_daemon_thread(fn: Any, arg: Any) -> Any:
     def work() -> None:
         try:
             value = fn(arg)
-        except BaseException as exc:  # handed to the episode, which records it as the policy's failure
+        except BaseException as exc:  # noqa: BLE001 - handed to the episode, which records it as the policy's failure
             if not loop.is_closed():
                 with contextlib.suppress(RuntimeError):
                     loop.call_soon_threadsafe(settle, False, exc)
@@ -189,7 +189,7 @@ async def _play(
                 episode.messages.extend(session.render())
             except ABORT:
                 raise
-            except Exception as exc:  # the adapter's text codec failed: the environment's fault
+            except Exception as exc:  # noqa: BLE001 - the adapter's text codec failed: the environment's fault
                 episode.fail(Status.ENV_ERROR, exc)
                 return
         try:
@@ -210,7 +210,7 @@ async def _play(
         except InfraFailure as exc:
             episode.fail(Status.INFRA_ERROR, exc)
             return
-        except Exception as exc:  # whatever the policy raises is the policy's failure
+        except Exception as exc:  # noqa: BLE001 - whatever the policy raises is the policy's failure
             episode.fail(Status.POLICY_ERROR, exc)
             return
         text = None
@@ -235,7 +235,7 @@ async def _play(
                 return
             except ABORT:
                 raise
-            except Exception as exc:  # a parser that crashes is the adapter's bug, not the model's
+            except Exception as exc:  # noqa: BLE001 - a parser that crashes is the adapter's bug, not the model's
                 recorded = session.recorded_observation(observation)
                 add(Step(observation=recorded, action=None, text=text, info={"error": describe(exc)}))
                 episode.fail(Status.ENV_ERROR, exc)
@@ -273,7 +273,7 @@ async def _play(
             add(Step(observation=recorded, action=action, text=text, info={"error": str(exc)}))
             episode.fail(Status.INFRA_ERROR, exc)
             return
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever the environment's step raises is its failure
             episode.fail(Status.ENV_ERROR, exc)
             return
         add(step if text is None else attrs.evolve(step, text=text))
@@ -286,7 +286,7 @@ def _judge(session: Session, episode: _Episode) -> Judgment | None:
         return None  # never a made-up score for a failure that was not the policy's
     try:
         return session.judge(tuple(episode.steps))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the judge raises is the verifier's failure, never a score
         episode.fail(Status.VERIFIER_ERROR, exc)
         return None
 
@@ -300,7 +300,7 @@ def _judge_trajectory(session: Session, episode: _Episode, trajectory: Trajector
         return trajectory
     try:
         judgment = session.trajectory_judge.judge_trajectory(trajectory, session.judge_reference)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the judge raises is the verifier's failure, never a score
         return attrs.evolve(trajectory, status=Status.VERIFIER_ERROR, error=describe(exc))
     return attrs.evolve(trajectory, judgment=judgment)
 
@@ -338,7 +338,7 @@ async def run_step_episode(
             raise
         except InfraFailure as exc:  # e.g. the environment's server cannot be reached or is at capacity
             episode.fail(Status.INFRA_ERROR, exc)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever opening raises is the environment's failure
             episode.fail(Status.ENV_ERROR, exc)
     if session is not None:
         rng_seed = f"{session.task_id}:{session.seed}:{sample}"
@@ -360,7 +360,7 @@ async def run_step_episode(
         finally:
             try:
                 await session.aclose()
-            except Exception as exc:  # a failed close does not undo a judged episode, but is recorded
+            except Exception as exc:  # noqa: BLE001 - a failed close does not undo a judged episode, but is recorded
                 if episode.status is Status.OK:
                     episode.error = f"close failed: {describe(exc)}"
         if session.trajectory_judge is None:
@@ -408,7 +408,7 @@ def run_step_episode_now(
     """
     try:
         session = env.session(task=task, seed=seed)
-    except Exception:
+    except Exception:  # noqa: BLE001 - the async path opens it again and records the failure
         return None
     coro = run_step_episode(env, pol, task=task, seed=seed, opened=session, recorder=recorder, started=started)
     if type(session).aact is not Session.aact or type(session).aclose is not Session.aclose:

@@ -13,6 +13,7 @@ import attrs
 from nenyax.core.contract.chat import SAMPLING_KEYS, ChatRequest
 from nenyax.core.contract.trajectory import ModelCall, PolicyInfo
 from nenyax.core.errors import UnknownPluginError, UsageError
+from nenyax.core.plugins.provider import Provider
 from nenyax.core.plugins.registry import Registry, default_registry
 
 DEFAULT_MODEL = "local:smollm2-135m"
@@ -75,7 +76,7 @@ class Endpoint:
                 raise UsageError(msg)
         self._options = options
         self._registry = registry
-        self._provider: Any = None
+        self._provider: Provider | None = None
         self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
@@ -104,7 +105,7 @@ class Endpoint:
         return cls(model, registry=registry, provider_options=options, **config)
 
     @property
-    def provider(self) -> Any:
+    def provider(self) -> Provider:
         """The provider plugin instance (created on first use: this is where heavy imports happen)."""
         if self._provider is None:
             registry = self._registry or default_registry()

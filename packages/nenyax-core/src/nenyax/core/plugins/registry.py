@@ -84,7 +84,7 @@ class Registry:
     @classmethod
     def from_plugins(cls, *plugins: tuple[str, Any] | tuple[str, Any, str | None, str | None]) -> Registry:
         """A registry over in-memory plugin objects, for tests: ``("name", module), ...``."""
-        return cls([(*p, None, None)[:4] for p in plugins])  # type: ignore[misc]
+        return cls([(*p, None, None)[:4] for p in plugins])
 
     def portable_sources(self) -> list[tuple[str, str]] | None:
         """How a fresh interpreter rebuilds this registry: None for the installed plugins, else each
@@ -114,18 +114,18 @@ class Registry:
         if os.environ.get("NENYAX_DISABLE_PLUGIN_AUTOLOAD", "") not in ("", "0"):
             return []
         disabled = _csv_env("NENYAX_DISABLE_PLUGINS")
-        out = []
-        seen: set[str] = set()
+        out: list[tuple[str, Any, str | None, str | None]] = []
+        seen: set[tuple[str, str | None]] = set()  # (entry-point name, distribution)
         for ep in md.entry_points(group=hookspecs.PROJECT):
             dist = ep.dist.name if ep.dist else None
             version = ep.dist.version if ep.dist else None
             # The same distribution can be visible twice on sys.path (editable + site); load once.
             if ep.name in disabled or (ep.name, dist) in seen:
                 continue
-            seen.add((ep.name, dist))  # type: ignore[arg-type]
+            seen.add((ep.name, dist))
             try:
                 module = ep.load()
-            except Exception as exc:  # a broken plugin must never break discovery
+            except Exception as exc:  # noqa: BLE001 - a broken plugin must never break discovery
                 self._fail(ep.name, dist, exc)
                 continue
             out.append((ep.name, module, dist, version))
@@ -139,7 +139,7 @@ class Registry:
             for name, obj, dist, version in sources:
                 try:
                     pm.register(obj, name=name)
-                except Exception as exc:  # e.g. a misspelled hook name in strict validation
+                except Exception as exc:  # noqa: BLE001 - e.g. a misspelled hook; a plugin must never break discovery
                     self._fail(name, dist, exc)
                     continue
                 self._dists[name] = (dist, version)
@@ -166,7 +166,7 @@ class Registry:
             try:
                 result = impl.function()
                 specs = _as_specs(result, kind, impl.plugin_name)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a plugin's hook may raise anything; it must never break discovery
                 self._fail(impl.plugin_name, dist, exc)
                 continue
             for spec in specs:

@@ -85,7 +85,7 @@ async def acheck(
                     raise
                 # The environment refused its own task ids or a policy it claims: the adapter's bug.
                 evidence, outcome = f"The environment refused what it advertises: {exc}", TierOutcome.FAILED
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a check that crashes fails, with its reason
                 detail = str(exc).strip() or "(no message)"
                 evidence, outcome = f"The check raised {type(exc).__name__}: {detail}", TierOutcome.FAILED
             evidence = _sentence(evidence)

@@ -45,7 +45,7 @@ def main() -> None:
     for line in sys.stdin.buffer:
         try:
             answer = replay(orjson.loads(line))
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - one request's failure, SystemExit included, is its answer
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         sys.stdout.buffer.write(orjson.dumps(answer) + b"\n")
         sys.stdout.buffer.flush()

@@ -69,7 +69,7 @@ def bad_uri_is_clear(subject: Subject) -> Iterator[str]:
         if not text or "\n" in text or not text.rstrip().endswith((".", "?", ")")):
             yield f"The error for {uri!r} is not one sentence: {text!r}."
         return
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - anything but a UsageError is the finding
         yield f"Loading {uri!r} raised {type(exc).__name__} ({exc}); raise nenyax.core.BadURIError instead."
         return
     yield f"Loading {uri!r} succeeded; an unknown name must raise nenyax.core.BadURIError."

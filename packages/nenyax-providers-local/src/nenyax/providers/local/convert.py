@@ -57,7 +57,7 @@ def convert_gguf(gguf: Path, out: Path, gguf_sha256: str) -> None:
         )
         # The weights are already dequantized; transformers refuses to save a model that still
         # claims to be GGUF-quantized, so drop the claim (the saved weights are bit-identical).
-        model.hf_quantizer = None  # type: ignore[assignment]
+        model.hf_quantizer = None
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         model.save_pretrained(out)

@@ -104,9 +104,9 @@ def generate(
                     continue
                 allowed = None if seq.constraint is None else seq.constraint.allowed(seq.completion)
                 banned = eos_ids if len(seq.completion) < seq.min_new else ()
-                token = seq.sampler.choose(logits[row], allowed, banned)  # type: ignore[arg-type]  # an array row
+                token = seq.sampler.choose(logits[row], allowed, banned)
                 seq.completion.append(token)
-                seq.logprobs.append(logprob(logits[row], token))  # type: ignore[arg-type]
+                seq.logprobs.append(logprob(logits[row], token))
                 seq.finish_reason = _finish_reason(seq, token, eos_ids, decode)
                 if seq.finish_reason is None:
                     keep.append(row)

@@ -226,7 +226,7 @@ class Engine:
                 decode=self.decode,
                 cache_kwarg=self._cache_kwarg,
             )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - every waiter must get an answer, whatever torch raised
             failure = InfraFailure(
                 f"The local model {self.source.name!r} failed while generating ({_first_line(exc)})."
             )
@@ -246,7 +246,8 @@ class Engine:
 
     def decode(self, ids: list[int]) -> str:
         """The text of `ids` without special tokens (how the completion text is always derived)."""
-        return self.tokenizer.decode(ids, skip_special_tokens=True)
+        text: str = self.tokenizer.decode(ids, skip_special_tokens=True)  # transformers: untyped in the lint session
+        return text
 
     def prompt_ids(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> list[int]:
         """Render `messages` with the model's chat template, ready for the assistant's turn, as token ids."""

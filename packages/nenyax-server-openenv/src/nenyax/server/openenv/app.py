@@ -7,8 +7,8 @@ import contextlib
 import resource
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -23,6 +23,8 @@ from nenyax.server.openenv.server import (
     Server,
 )
 from nenyax.server.openenv.wire import dumps
+
+T = TypeVar("T")
 
 SHUTDOWN_TIMEOUT_S = 5.0
 """How long requests still running at shutdown get to finish (sessions are closed first)."""
@@ -132,14 +134,15 @@ def _exit_now(signum: int, _frame: Any) -> None:
     raise SystemExit(130 if signum == signal.SIGINT else 0)
 
 
-def _run(main: Any) -> Any:
+def _run(main: Coroutine[Any, Any, T]) -> T:
     # uvloop (a dependency where it installs) halves the per-message cost of the WebSocket layer;
     # measured in bench/serve_openenv.py. Without it, the standard loop serves the same routes.
     try:
         import uvloop
     except ImportError:
         return asyncio.run(main)
-    return uvloop.run(main)
+    result: T = uvloop.run(main)  # uvloop is not installed in the lint session, so untyped there
+    return result
 
 
 async def _serve(

@@ -196,7 +196,7 @@ class Episode:
                 action = session.parse_action(text)
             except PolicyFailure as exc:
                 return await self._policy_failure(exc, text)
-            except Exception as exc:  # a parser that crashes is the adapter's bug, not the model's
+            except Exception as exc:  # noqa: BLE001 - a parser that crashes is the adapter's bug, not the model's
                 await self._fail("env_error", exc)
         try:
             if served.async_act:
@@ -215,7 +215,7 @@ class Episode:
             await self._fail("verifier_error", exc)
         except InfraFailure as exc:
             await self._fail("infra_error", exc)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever the environment's step raises is its failure
             await self._fail("env_error", exc)
         if text is not None:
             step = Step(
@@ -244,7 +244,7 @@ class Episode:
         if not done and self._renders:
             try:
                 obs["messages"] = self.session.render()  # type: ignore[union-attr]
-            except Exception as exc:  # no usable text codec here: numeric clients still play
+            except Exception as exc:  # noqa: BLE001 - no usable text codec here: numeric clients still play
                 self._renders = False
                 metadata["messages_error"] = _describe(exc)
         obs["metadata"] = metadata
@@ -258,7 +258,7 @@ class Episode:
         observation = session.observation
         try:
             judgment = await self._judge(session)
-        except Exception as exc:  # never a made-up score for a verifier that failed
+        except Exception as exc:  # noqa: BLE001 - never a made-up score for a verifier that failed
             await self._fail("verifier_error", exc)
         self.status = Status.OK.value
         self.done = True

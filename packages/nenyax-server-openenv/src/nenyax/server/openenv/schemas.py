@@ -83,7 +83,7 @@ def space_schema(space: Any) -> dict[str, Any]:
                 "required": list(props),
                 "additionalProperties": False,
             }
-    except Exception:  # an exotic space subclass: say nothing rather than something wrong
+    except (AttributeError, TypeError, ValueError, OverflowError):  # a look-alike shaped otherwise: say nothing
         return {}
     return {}
 

@@ -9,9 +9,10 @@ the connection, with WebSocket code 1009.
 
 from __future__ import annotations
 
+import enum
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import WSMsgType, web
 
@@ -41,8 +42,17 @@ HARD_LIMIT_FACTOR = 4
 _MCP_STYLE = ("list_tools", "call_tool")
 _WITH_DATA = frozenset({"type", "data"})
 _TYPE_ONLY = frozenset({"type"})
-_CLOSE: Any = object()
-_NO_REPLY: Any = object()
+
+
+class _Signal(enum.Enum):
+    """What `dispatch` answers instead of a frame: end the connection, or send nothing."""
+
+    CLOSE = enum.auto()
+    NO_REPLY = enum.auto()
+
+
+_CLOSE: Final = _Signal.CLOSE
+_NO_REPLY: Final = _Signal.NO_REPLY
 
 
 def _data(obj: dict[str, Any], required: bool) -> Any:
@@ -57,7 +67,7 @@ def _data(obj: dict[str, Any], required: bool) -> Any:
     return data
 
 
-async def dispatch(server: Server, slot: Slot, obj: Any) -> bytes:
+async def dispatch(server: Server, slot: Slot, obj: Any) -> bytes | _Signal:
     """The answer to one parsed message (`_CLOSE` for close, `_NO_REPLY` for an MCP notification)."""
     if type(obj) is not dict:
         raise invalid([error_item("model_type", (), "A message is a JSON object with a 'type' field", obj)])
@@ -82,7 +92,7 @@ async def dispatch(server: Server, slot: Slot, obj: Any) -> bytes:
     raise WireError(UNKNOWN_TYPE, f"Unknown message type: {kind}")
 
 
-async def _answer(server: Server, slot: Slot, raw: bytes | str) -> bytes:
+async def _answer(server: Server, slot: Slot, raw: bytes | str) -> bytes | _Signal:
     if len(raw) > server.max_frame_bytes:
         message = f"This frame has {len(raw)} bytes; the limit is {server.max_frame_bytes} bytes."
         return error_frame(WireError(VALIDATION_ERROR, message))
