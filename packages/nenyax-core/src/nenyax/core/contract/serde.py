@@ -77,7 +77,7 @@ converter.register_structure_hook(
 )
 
 # `latency_s` became `duration_s` (stamped where the call is recorded); older records still read.
-_structure_model_call = converter.get_structure_hook(ModelCall)
+_structure_model_call: Callable[[Any, type[ModelCall]], ModelCall] = converter.get_structure_hook(ModelCall)
 
 
 def _model_call(data: Any, cls: type[ModelCall]) -> ModelCall:
