@@ -12,16 +12,20 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nenyax.core.contract import serde
 from nenyax.core.contract.manifest import Manifest, Mode
 from nenyax.core.contract.trajectory import Group, Trajectory
 from nenyax.core.engine import runner
+from nenyax.core.engine.executors import Executor
 from nenyax.core.engine.native_loop import NativeEpisode, NativeResult
 from nenyax.core.engine.session import Session
 from nenyax.core.engine.sinks import JsonlSink
 from nenyax.core.errors import UnsupportedPolicyError
+
+if TYPE_CHECKING:
+    from nenyax.core.engine.loader import EnvironmentSpec
 
 Tasks = Sequence[str] | int | None
 """Task ids, a count of the first task ids, or None for every task."""
@@ -32,6 +36,14 @@ class Environment(abc.ABC):
 
     mode: Mode
     """The mode every environment of this base has (checked against the manifest)."""
+    source: EnvironmentSpec | None = None
+    """What `load` loaded this from (URI, load config, plugins): ``load(env.source)`` rebuilds it anywhere.
+
+    None for an environment built directly rather than by `load`, or whose plugins cannot travel
+    (`source_problem` says why); such an environment plays only in this process.
+    """
+    source_problem: str | None = None
+    """Why `source` is None although `load` built this environment (a plugin object that does not pickle)."""
 
     def __init__(self, manifest: Manifest) -> None:
         """Wrap `manifest`; subclasses add what they need to run episodes."""
@@ -95,13 +107,25 @@ class Environment(abc.ABC):
         concurrency: int = 16,
         sink: JsonlSink | str | Path | None = None,
         timeout: float | None = None,
+        backend: str | Executor | None = None,
+        workers: int | None = None,
     ) -> list[Trajectory]:
         """Run `n` episodes of each task with bounded concurrency, streaming each to `sink` as it finishes.
 
-        With ``n > 1`` the episodes of one task share a ``group_id`` (see `groups`).
+        With ``n > 1`` the episodes of one task share a ``group_id`` (see `groups`). ``backend="process"``
+        plays them on `workers` processes of this machine (default: one per CPU), each rebuilding this
+        environment from `source`; the trajectories are the same, and only this process writes `sink`.
         """
         return await runner.run_many(
-            self, runner.resolve(policy), tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout
+            self,
+            runner.resolve(policy),
+            tasks,
+            n=n,
+            concurrency=concurrency,
+            sink=sink,
+            timeout=timeout,
+            backend=backend,
+            workers=workers,
         )
 
     def rollouts(
@@ -113,9 +137,21 @@ class Environment(abc.ABC):
         concurrency: int = 16,
         sink: JsonlSink | str | Path | None = None,
         timeout: float | None = None,
+        backend: str | Executor | None = None,
+        workers: int | None = None,
     ) -> list[Trajectory]:
         """Synchronous `arollouts`."""
-        return runner.rollouts_sync(self, policy, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout)
+        return runner.rollouts_sync(
+            self,
+            policy,
+            tasks,
+            n=n,
+            concurrency=concurrency,
+            sink=sink,
+            timeout=timeout,
+            backend=backend,
+            workers=workers,
+        )
 
     def groups(
         self,
@@ -126,9 +162,20 @@ class Environment(abc.ABC):
         concurrency: int = 16,
         sink: JsonlSink | str | Path | None = None,
         timeout: float | None = None,
+        backend: str | Executor | None = None,
+        workers: int | None = None,
     ) -> list[Group]:
         """`n` episodes of each task, as one `Group` per task (same task, same policy revision)."""
-        trajectories = self.rollouts(policy, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout)
+        trajectories = self.rollouts(
+            policy,
+            tasks,
+            n=n,
+            concurrency=concurrency,
+            sink=sink,
+            timeout=timeout,
+            backend=backend,
+            workers=workers,
+        )
         return runner.group(trajectories)
 
     def close(self) -> None:  # noqa: B027 - optional hook

@@ -11,11 +11,12 @@ import asyncio
 import math
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from nenyax.core.contract.manifest import Mode
-from nenyax.core.contract.trajectory import Group, Trajectory, new_id
+from nenyax.core.contract.trajectory import Group, Status, Trajectory, new_id
 from nenyax.core.contract.uri import MAX_SEED
+from nenyax.core.engine.executors import Executor, Job, Plan, TrajectoryFinished, executor_for
 from nenyax.core.engine.native_loop import run_native_episode
 from nenyax.core.engine.policies import NEVER_SUSPEND, CallablePolicy, Policy, as_policy
 from nenyax.core.engine.sinks import JsonlSink, open_sink
@@ -146,12 +147,15 @@ async def run_many(
     concurrency: int = 16,
     sink: JsonlSink | str | Path | None = None,
     timeout: float | None = None,
+    backend: str | Executor | None = None,
+    workers: int | None = None,
 ) -> list[Trajectory]:
     """Run `n` episodes per task, at most `concurrency` at once, writing each to `sink` as it finishes.
 
-    An environment that does not claim `concurrent_sessions` runs one episode at a time. With ``n > 1``
-    the episodes of a task share a group id. If one episode raises (a user mistake), the others finish
-    and are written before it is re-raised.
+    An environment that does not claim `concurrent_sessions` runs one episode at a time (per worker
+    process, with ``backend="process"``: each has its own instance). With ``n > 1`` the episodes of a
+    task share a group id. If one episode raises (a user mistake), the others finish and are written
+    before it is re-raised. `backend` and `workers` are `run_jobs`'s.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         msg = f"n must be an integer of at least 1, got {n!r}."
@@ -176,15 +180,9 @@ async def run_many(
     for task in ids:
         group_id = new_id() if n > 1 else None
         jobs.extend(Job(task, group_id, k) for k in range(n))
-    return await run_jobs(env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout)
-
-
-class Job(NamedTuple):
-    """One episode to play: which task, its group id, and which repeat of the task it is."""
-
-    task: str | None
-    group_id: str | None
-    sample: int
+    return await run_jobs(
+        env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout, backend=backend, workers=workers
+    )
 
 
 async def run_jobs(
@@ -197,6 +195,8 @@ async def run_jobs(
     timeout: float | None = None,
     on_episode: Callable[[Trajectory], None] | None = None,
     keep: bool = True,
+    backend: str | Executor | None = None,
+    workers: int | None = None,
 ) -> list[Trajectory]:
     """Play exactly these episodes, at most `concurrency` at once, writing each to `sink` as it finishes.
 
@@ -204,53 +204,84 @@ async def run_jobs(
     `on_episode` is called with each finished trajectory once it is written (a progress display, a
     running tally); it runs on the event loop, so it must be quick. With ``keep=False`` nothing is
     kept and the list returned is empty: the sink and `on_episode` are where the episodes went, and
-    a long run's memory stays flat.
+    a long run's memory stays flat. `backend` picks where the episodes are played
+    (`nenyax.core.engine.executors`: ``"asyncio"`` in this process, the default, or ``"process"`` on
+    `workers` processes); the trajectories, the sink and `on_episode` are the same whichever it is.
     """
+    executor = executor_for(backend, workers=workers)
     if not env.manifest.capabilities.concurrent_sessions:
         concurrency = 1
     out_sink = open_sink(sink)
     results: list[Trajectory | None] = [None] * len(jobs) if keep else []
-    pending = iter(enumerate(jobs))
-    failed: list[BaseException] = []
-    proxy = None if env.manifest.mode is Mode.STEP else await RecordingProxy().start()
 
-    # A fixed pool of workers pulling from one iterator: no semaphore with thousands of waiters
-    # (whose bookkeeping is O(waiters) per acquire in asyncio), and memory bounded by `concurrency`.
-    async def worker() -> None:
-        for index, (task, group_id, sample) in pending:
-            if failed:
-                return  # stop taking new episodes; the ones under way still finish and are written
-            try:
-                traj = await run_episode(
-                    env, pol, task=task, group_id=group_id, sample=sample, timeout=timeout, proxy=proxy
-                )
-            except BaseException as exc:
-                interrupted = getattr(exc, "trajectory", None)
-                if out_sink is not None and isinstance(interrupted, Trajectory):
-                    out_sink.write(interrupted)  # Ctrl-C: what the episode had played is kept, marked interrupted
-                failed.append(exc)
-                return
-            if out_sink is not None:
-                out_sink.write(traj)
-            if keep:
-                results[index] = traj
-            if on_episode is not None:
-                on_episode(traj)
-            if index % 64 == 63:
-                # An episode that never waits (a synchronous env and policy) never yields to the loop:
-                # yield now and then, so an interrupt or a cancellation lands mid-run, not at its end.
-                await asyncio.sleep(0)
+    # The one place every finished trajectory goes, whichever executor played it: the sink first, so
+    # nothing the caller sees is not yet on disk.
+    def trajectory_finished(index: int, traj: Trajectory) -> None:
+        if out_sink is not None:
+            out_sink.write(traj)
+        if traj.status is Status.INTERRUPTED:
+            return  # Ctrl-C: what the episode had played is kept on disk, marked interrupted; the run stops
+        if keep:
+            results[index] = traj
+        if on_episode is not None:
+            on_episode(traj)
 
+    plan = Plan(env=env, policy=pol, jobs=jobs, concurrency=concurrency, timeout=timeout)
     try:
-        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(jobs)))))
+        await executor.play(plan, trajectory_finished)
     finally:
-        if proxy is not None:
-            await proxy.close()
         if out_sink is not None and not isinstance(sink, JsonlSink):
             out_sink.close()
-    if failed:
-        raise failed[0]
     return [t for t in results if t is not None]
+
+
+class AsyncioPool:
+    """The default executor: every episode on this process's event loop, one recording proxy for the run."""
+
+    name = "asyncio"
+
+    def __init__(self, workers: int | None = None) -> None:
+        """An in-process pool has no worker processes to size: `workers` must be None or 1."""
+        if workers not in (None, 1):
+            msg = f"backend='asyncio' plays in this process; workers={workers!r} needs backend='process'."
+            raise UsageError(msg)
+
+    async def play(self, plan: Plan, on_trajectory: TrajectoryFinished) -> None:
+        """Play `plan` with `plan.concurrency` coroutines pulling from one iterator of jobs (see `Executor.play`)."""
+        env, pol, timeout = plan.env, plan.policy, plan.timeout
+        pending = iter(enumerate(plan.jobs))
+        failed: list[BaseException] = []
+        proxy = None if env.manifest.mode is Mode.STEP else await RecordingProxy().start()
+
+        # A fixed pool of workers pulling from one iterator: no semaphore with thousands of waiters
+        # (whose bookkeeping is O(waiters) per acquire in asyncio), and memory bounded by `concurrency`.
+        async def worker() -> None:
+            for index, (task, group_id, sample) in pending:
+                if failed:
+                    return  # stop taking new episodes; the ones under way still finish and are written
+                try:
+                    traj = await run_episode(
+                        env, pol, task=task, group_id=group_id, sample=sample, timeout=timeout, proxy=proxy
+                    )
+                except BaseException as exc:
+                    interrupted = getattr(exc, "trajectory", None)
+                    if isinstance(interrupted, Trajectory):
+                        on_trajectory(index, interrupted)
+                    failed.append(exc)
+                    return
+                on_trajectory(index, traj)
+                if index % 64 == 63:
+                    # An episode that never waits (a synchronous env and policy) never yields to the loop:
+                    # yield now and then, so an interrupt or a cancellation lands mid-run, not at its end.
+                    await asyncio.sleep(0)
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(plan.concurrency, len(plan.jobs)))))
+        finally:
+            if proxy is not None:
+                await proxy.close()
+        if failed:
+            raise failed[0]
 
 
 def rollouts_sync(
@@ -262,10 +293,14 @@ def rollouts_sync(
     concurrency: int,
     sink: JsonlSink | str | Path | None,
     timeout: float | None,
+    backend: str | Executor | None = None,
+    workers: int | None = None,
 ) -> list[Trajectory]:
     """`Environment.rollouts`: one event loop for the whole run."""
     pol = resolve(policy)
-    work = run_many(env, pol, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout)
+    work = run_many(
+        env, pol, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout, backend=backend, workers=workers
+    )
     return run_sync(_closing(pol, work))
 
 
