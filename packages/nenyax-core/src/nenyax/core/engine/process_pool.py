@@ -312,17 +312,27 @@ async def _serve(conn: Connection, env: Any, policy: Any, concurrency: int, time
         if dropped:
             conn.send(("dropped", dropped))
 
+    stopped = False
+
+    def stop() -> None:
+        """Finish what is under way, start nothing new."""
+        nonlocal stopped
+        stopped = True
+        drop_queued()
+        for _ in players:
+            queue.put_nowait(None)
+
     def readable() -> None:
         try:
             while conn.poll():
                 message = conn.recv()
-                if message[0] == "jobs":
+                if message[0] == "jobs" and stopped:  # dealt before the parent heard this worker stop
+                    conn.send(("dropped", [index for index, _ in message[1]]))
+                elif message[0] == "jobs":
                     for item in message[1]:
                         queue.put_nowait(item)
-                elif message[0] == "stop":  # finish what is under way, start nothing new
-                    drop_queued()
-                    for _ in players:
-                        queue.put_nowait(None)
+                elif message[0] == "stop":
+                    stop()
                 elif message[0] == "interrupt":  # cancel what is under way: each hands back what it played
                     drop_queued()
                     for player in players:
@@ -348,6 +358,7 @@ async def _serve(conn: Connection, env: Any, policy: Any, concurrency: int, time
                 if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
                     return
                 conn.send(("raised", index, _portable(exc)))
+                stop()  # as in this process: after a user mistake, no new episode starts
                 continue
             conn.send(("done", index, trajectory))
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from nenyax.core.engine.policies import BUILTIN_POLICIES, NEVER_SUSPEND, CallablePolicy, Policy, as_policy
-from nenyax.core.errors import CannotTravelError, with_article
+from nenyax.core.errors import CannotTravelError, UsageError, with_article
 from nenyax.core.models.endpoint import Endpoint
 from nenyax.core.plugins.registry import from_portable, import_factory
 
@@ -77,8 +77,12 @@ def policy_ticket(policy: Any) -> PolicyTicket:
         except Exception as exc:  # a provider object that does not pickle lives only in this process
             msg = f"The policy {policy!r} uses a provider object that cannot be pickled ({exc}); {_ELSEWHERE}."
             raise CannotTravelError(msg) from exc
+        try:
+            config = policy.config()
+        except UsageError as exc:  # its key was given by value: the secret must not travel
+            raise CannotTravelError(str(exc)) from exc
         return PolicyTicket(
-            kind="endpoint", endpoint=policy.config(), plugins=None if plugins is None else tuple(map(tuple, plugins))
+            kind="endpoint", endpoint=config, plugins=None if plugins is None else tuple(map(tuple, plugins))
         )
     if isinstance(policy, CallablePolicy):
         return _function_ticket(policy.fn, policy.speaks_text, policy.name)
