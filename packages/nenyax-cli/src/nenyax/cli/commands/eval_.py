@@ -16,6 +16,7 @@ from nenyax.cli.progress import bar, prepare_model, watching
 from nenyax.cli.run_config import COMMANDS_WITH_CONFIG, config_option, settings_to_options
 from nenyax.core import Endpoint, UsageError, load
 from nenyax.core.contract.trajectory import Trajectory, new_id
+from nenyax.core.engine.executors import BACKENDS, DEFAULT_BACKEND
 from nenyax.core.engine.policies import BUILTIN_POLICIES, as_policy
 from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, default_run_path, read_config, write_summary
 from nenyax.core.engine.runner import Job, run_jobs
@@ -44,6 +45,20 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 @click.option("--task-ids", multiple=True, help="Task ids to run (repeat or separate with commas) instead of --tasks.")
 @click.option("--samples", "-k", type=click.IntRange(min=1), envvar="NENYAX_SAMPLES", default=1, show_default=True)
 @click.option("--concurrency", type=click.IntRange(min=1), envvar="NENYAX_CONCURRENCY", default=16, show_default=True)
+@click.option(
+    "--backend",
+    type=click.Choice(sorted(BACKENDS)),
+    envvar="NENYAX_BACKEND",
+    default=DEFAULT_BACKEND,
+    show_default=True,
+    help="Where episodes run: in this process (asyncio) or on worker processes (process).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    envvar="NENYAX_WORKERS",
+    help="Worker processes for --backend process (default: one per CPU).",
+)
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds before an episode times out.")
 @click.option("--pass-threshold", type=float, default=1.0, show_default=True, help="Score that passes (pass@k).")
 @click.option("--max-tokens", type=int, default=256, show_default=True, help="Most tokens per model reply.")
@@ -63,6 +78,13 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
     """Evaluate a model or policy on many tasks of URI and record every episode in a run directory."""
     resume: Path | None = opts.pop("resume")
     as_json: bool = opts.pop("as_json")
+    # Where episodes run never changes what they record, so run.toml does not hold it (a resumed run
+    # may pick another backend).
+    backend: str = opts.pop("backend")
+    workers: int | None = opts.pop("workers")
+    if workers is not None and backend != "process":
+        msg = "--workers sizes the process backend; add --backend process."
+        raise UsageError(msg)
     quiet: bool = opts.pop("quiet") or as_json
     if resume is not None:
         stored = _resume_settings(ctx, resume, opts)
@@ -115,7 +137,15 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
             try:
                 on_episode = show if watching(quiet) else tally.add  # no drawing per episode unless watched
                 run = _run_and_close(
-                    env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"), on_episode
+                    env,
+                    pol,
+                    jobs,
+                    settings.get("concurrency", 16),
+                    sink,
+                    settings.get("timeout"),
+                    on_episode,
+                    backend=backend,
+                    workers=workers,
                 )
                 run_sync(run)
             except KeyboardInterrupt:
@@ -135,11 +165,29 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
 
 
 async def _run_and_close(
-    env: Any, pol: Any, jobs: list[Job], concurrency: int, sink: JsonlSink, timeout: Any, on_episode: Any
+    env: Any,
+    pol: Any,
+    jobs: list[Job],
+    concurrency: int,
+    sink: JsonlSink,
+    timeout: Any,
+    on_episode: Any,
+    *,
+    backend: str,
+    workers: int | None,
 ) -> None:
     try:
         await run_jobs(
-            env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout, on_episode=on_episode, keep=False
+            env,
+            pol,
+            jobs,
+            concurrency=concurrency,
+            sink=sink,
+            timeout=timeout,
+            on_episode=on_episode,
+            keep=False,
+            backend=backend,
+            workers=workers,
         )
     finally:
         aclose = getattr(pol, "aclose", None)
