@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from nenyax.core.engine.environment import Environment
     from nenyax.core.engine.loader import EnvironmentSpec
 
+
+def _plugins(value: Any) -> tuple[tuple[str, str], ...] | None:
+    return None if value is None else tuple((str(name), str(ref)) for name, ref in value)
+
+
 _ELSEWHERE = "or play it in this process (the default asyncio backend)"
 
 
@@ -47,7 +52,7 @@ class PolicyTicket:
     """The built-in's name, or the function's ``module:qualname``."""
     endpoint: dict[str, Any] | None = attrs.field(default=None, hash=False)
     """`Endpoint.config()` (kind ``endpoint``): never the key's value, only its variable's name."""
-    plugins: tuple[tuple[str, str], ...] | None = None
+    plugins: tuple[tuple[str, str], ...] | None = attrs.field(default=None, converter=_plugins)
     """`Registry.portable_sources()` of an Endpoint's own registry (None: the installed providers)."""
     speaks_text: bool = False
     """A function's `CallablePolicy.speaks_text`."""
@@ -60,7 +65,8 @@ class PolicyTicket:
             return as_policy(self.name)
         if self.kind == "endpoint":
             registry = None if self.plugins is None else from_portable(list(self.plugins))
-            return Endpoint.from_config(dict(self.endpoint or {}), registry=registry)
+            # An Endpoint is a Policy whose `info` is a property (the Protocol declares a plain attribute).
+            return Endpoint.from_config(dict(self.endpoint or {}), registry=registry)  # type: ignore[return-value]
         return CallablePolicy(import_factory(self.name), speaks_text=self.speaks_text, name=self.label)
 
 
@@ -81,9 +87,7 @@ def policy_ticket(policy: Any) -> PolicyTicket:
             config = policy.config()
         except UsageError as exc:  # its key was given by value: the secret must not travel
             raise CannotTravelError(str(exc)) from exc
-        return PolicyTicket(
-            kind="endpoint", endpoint=config, plugins=None if plugins is None else tuple(map(tuple, plugins))
-        )
+        return PolicyTicket(kind="endpoint", endpoint=config, plugins=plugins)
     if isinstance(policy, CallablePolicy):
         return _function_ticket(policy.fn, policy.speaks_text, policy.name)
     if hasattr(policy, "act") and hasattr(policy, "info"):

@@ -1,0 +1,131 @@
+"""The ``process`` backend: episodes/s with 2 worker processes against 1, the in-process pool as the anchor.
+
+One-step reasoning-gym episodes (``basic_arithmetic``), CPU-bound, with two policies:
+
+* ``solve``: a module-level function that works the answer out from the question (exact fractions,
+  redone `--work` times: it stands for a policy's own compute, about 1 ms an episode by default);
+* ``reference``: the built-in oracle (tens of microseconds an episode: the parent's share, receiving
+  and writing each trajectory, is then a large part of the work).
+
+Each policy is played three ways in the same run: in this process (``asyncio``, the anchor), then on
+1 and on 2 worker processes. Episodes/s counts from the first trajectory back to the last (steady
+state); the wall time with the workers' start (a fresh interpreter each, imports and the env's load
+included) is printed beside it. The trajectories of the three ways are compared (task, sample, seed,
+status, judgment): they must be the same. Run from the repository root with nenyax-core and
+nenyax-adapters-reasoning-gym installed:
+
+    python bench/executors.py [--episodes 6000] [--reference-episodes 30000] [--work 40] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import operator
+import os
+import statistics
+import tempfile
+import time
+from fractions import Fraction
+from pathlib import Path
+
+from nenyax.core import as_policy, load
+from nenyax.core.engine.runner import Job, run_jobs
+from nenyax.core.engine.sync import run_sync
+
+WORK = int(os.environ.get("BENCH_WORK", "40"))
+"""How many times `solve` works each answer out (the workers read it from the environment too)."""
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def _value(node: ast.AST) -> Fraction:
+    if isinstance(node, ast.BinOp):
+        return _OPS[type(node.op)](_value(node.left), _value(node.right))  # type: ignore[no-any-return]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_value(node.operand)
+    if isinstance(node, ast.Constant):
+        return Fraction(node.value)
+    raise ValueError(ast.dump(node))
+
+
+def solve(observation: str) -> str:
+    """Work out ``Calculate <expression>.`` exactly, `WORK` times over (a CPU-bound policy)."""
+    expression = observation.removeprefix("Calculate ").rstrip(".").strip()
+    for _ in range(WORK):
+        value = _value(ast.parse(expression, mode="eval").body)
+    text = str(value.numerator) if value.denominator == 1 else str(float(value))
+    return f"<answer>{text}</answer>"
+
+
+def play(env, policy, jobs, backend, workers, sink):
+    """Play `jobs`; return (steady episodes/s, wall seconds, the trajectories' facts)."""
+    stamps = []
+    started = time.perf_counter()
+    out = run_sync(
+        run_jobs(
+            env,
+            as_policy(policy),
+            jobs,
+            sink=sink,
+            backend=backend,
+            workers=workers,
+            on_episode=lambda _t: stamps.append(time.perf_counter()),
+        )
+    )
+    wall = time.perf_counter() - started
+    steady = (len(stamps) - 1) / (stamps[-1] - stamps[0])
+    facts = [(t.task_id, t.info["sample"], t.seed, t.status, t.judgment) for t in out]
+    return steady, wall, facts
+
+
+def measure(name, policy, episodes, repeats):
+    env = load(f"reasoning_gym:basic_arithmetic?size={episodes}&seed=42")
+    jobs = [Job(task, None, 0) for task in env.task_ids()]
+    ways = {"asyncio": ("asyncio", None), "process x1": ("process", 1), "process x2": ("process", 2)}
+    rates: dict[str, list[float]] = {way: [] for way in ways}
+    walls: dict[str, list[float]] = {way: [] for way in ways}
+    facts = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for repeat in range(repeats):
+            for way, (backend, workers) in ways.items():
+                sink = Path(tmp) / f"{way}-{repeat}.jsonl"
+                rate, wall, played = play(env, policy, jobs, backend, workers, sink)
+                rates[way].append(rate)
+                walls[way].append(wall)
+                facts.setdefault(way, played)
+                assert played == facts[way], f"{way} played other trajectories on repeat {repeat}"
+    same = facts["process x1"] == facts["asyncio"] == facts["process x2"]
+    ok = sum(1 for f in facts["asyncio"] if f[4] is not None and f[4].score == 1.0)
+    print(f"{name}: {episodes} episodes, {ok} scored 1.0; same trajectories in all three ways: {same}")
+    for way in ways:
+        rate, wall = statistics.median(rates[way]), statistics.median(walls[way])
+        print(f"  {way:<11} {rate:9.0f} episodes/s (steady)   wall {wall:6.2f} s   (median of {repeats})")
+    one, two = statistics.median(rates["process x1"]), statistics.median(rates["process x2"])
+    anchor = statistics.median(rates["asyncio"])
+    print(
+        f"  2 workers / 1 worker: {two / one:.2f}x (goal >= 1.7)   "
+        f"1 worker / asyncio: {one / anchor:.2f}x   2 workers / asyncio: {two / anchor:.2f}x"
+    )
+    if not same:
+        raise SystemExit("the backends played different trajectories")
+
+
+def main() -> None:
+    global WORK
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=6000, help="Episodes of the `solve` policy per way.")
+    parser.add_argument("--reference-episodes", type=int, default=30000, help="Episodes of `reference` per way.")
+    parser.add_argument("--work", type=int, default=WORK, help="Times `solve` works each answer out.")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    os.environ["BENCH_WORK"] = str(args.work)  # the workers are fresh interpreters: they read it there
+    WORK = args.work
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start")
+    measure(f"solve (module-level callable, work {args.work})", solve, args.episodes, args.repeats)
+    measure("reference", "reference", args.reference_episodes, args.repeats)
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+if __name__ == "__main__":
+    main()
