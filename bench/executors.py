@@ -23,6 +23,7 @@ import argparse
 import ast
 import operator
 import os
+import resource
 import statistics
 import tempfile
 import time
@@ -58,9 +59,16 @@ def solve(observation: str) -> str:
     return f"<answer>{text}</answer>"
 
 
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
 def play(env, policy, jobs, backend, workers, sink):
-    """Play `jobs`; return (steady episodes/s, wall seconds, the trajectories' facts)."""
+    """Play `jobs`; return (steady episodes/s, wall seconds, the trajectories' facts, CPU s of this process
+    and of the workers)."""
     stamps = []
+    mine, theirs = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     out = run_sync(
         run_jobs(
@@ -74,9 +82,10 @@ def play(env, policy, jobs, backend, workers, sink):
         )
     )
     wall = time.perf_counter() - started
-    steady = (len(stamps) - 1) / (stamps[-1] - stamps[0])
+    cpu = (_cpu(resource.RUSAGE_SELF) - mine, _cpu(resource.RUSAGE_CHILDREN) - theirs)  # workers are joined
+    steady = (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 1 else 0.0
     facts = [(t.task_id, t.info["sample"], t.seed, t.status, t.judgment) for t in out]
-    return steady, wall, facts
+    return steady, wall, facts, cpu
 
 
 def measure(name, policy, episodes, repeats):
@@ -85,12 +94,17 @@ def measure(name, policy, episodes, repeats):
     ways = {"asyncio": ("asyncio", None), "process x1": ("process", 1), "process x2": ("process", 2)}
     rates: dict[str, list[float]] = {way: [] for way in ways}
     walls: dict[str, list[float]] = {way: [] for way in ways}
+    cpus: dict[str, list[tuple[float, float]]] = {way: [] for way in ways}
     facts = {}
     with tempfile.TemporaryDirectory() as tmp:
+        # A worker's start-up (a fresh interpreter, its imports, the env's load), measured on its own, so
+        # the CPU per episode below is the episodes' alone.
+        startup = play(env, policy, jobs[:1], "process", 1, Path(tmp) / "startup.jsonl")[3][1]
         for repeat in range(repeats):
             for way, (backend, workers) in ways.items():
                 sink = Path(tmp) / f"{way}-{repeat}.jsonl"
-                rate, wall, played = play(env, policy, jobs, backend, workers, sink)
+                rate, wall, played, cpu = play(env, policy, jobs, backend, workers, sink)
+                cpus[way].append(cpu)
                 rates[way].append(rate)
                 walls[way].append(wall)
                 facts.setdefault(way, played)
@@ -98,9 +112,16 @@ def measure(name, policy, episodes, repeats):
     same = facts["process x1"] == facts["asyncio"] == facts["process x2"]
     ok = sum(1 for f in facts["asyncio"] if f[4] is not None and f[4].score == 1.0)
     print(f"{name}: {episodes} episodes, {ok} scored 1.0; same trajectories in all three ways: {same}")
+    print(f"  a worker's start-up: {startup:.2f} CPU s (taken out of the workers' CPU per episode below)")
     for way in ways:
         rate, wall = statistics.median(rates[way]), statistics.median(walls[way])
-        print(f"  {way:<11} {rate:9.0f} episodes/s (steady)   wall {wall:6.2f} s   (median of {repeats})")
+        parent = statistics.median(c[0] for c in cpus[way]) / episodes * 1e6
+        started = startup * (ways[way][1] or 0)
+        children = max(0.0, statistics.median(c[1] for c in cpus[way]) - started) / episodes * 1e6
+        print(
+            f"  {way:<11} {rate:9.0f} episodes/s (steady)   wall {wall:6.2f} s   CPU per episode: "
+            f"this process {parent:6.0f} us, workers {children:6.0f} us   (median of {repeats})"
+        )
     one, two = statistics.median(rates["process x1"]), statistics.median(rates["process x2"])
     anchor = statistics.median(rates["asyncio"])
     print(

@@ -7,8 +7,10 @@ episode function, and sends every finished trajectory back over its own pipe (on
 worker that dies damages nothing the others use). Only this process calls `on_trajectory`, so only
 this process writes the sink.
 
-Jobs are dealt a few at a time (`Plan.concurrency` + 1 per worker), so a fast worker is never idle
-while a slow one holds a backlog, and a worker that dies takes at most that many episodes with it.
+Jobs are dealt a few at a time (at most 2 x `Plan.concurrency` per worker, topped up when half are
+played), so a fast worker is never idle while a slow one holds a backlog, and a worker that dies takes
+at most that many episodes with it. Trajectories come back in small batches (when the worker's loop
+idles, or every 16 or 20 ms), each handed over on its own.
 Those are handed over as ``infra_error`` trajectories naming the worker's exit code (the episode
 may be what killed it, so it is not replayed); the surviving workers play the rest, and if none
 survives, `WorkerLostError` says how many episodes were not played.
@@ -91,7 +93,9 @@ class _Run:
     ) -> None:
         self.plan, self.spec, self.ticket, self.on_trajectory = plan, spec, ticket, on_trajectory
         self.count = count
-        self.window = plan.concurrency + 1  # what a worker plays at once, plus one ready to start
+        # What a worker holds: what it plays at once, and as many ready to start, topped up once half is
+        # played (one message per half window, not one per episode).
+        self.window = 2 * plan.concurrency
         self.todo: collections.deque[tuple[int, Job]] = collections.deque(enumerate(plan.jobs))
         self.workers: list[_Worker] = []
         self.failed: list[BaseException] = []
@@ -139,6 +143,8 @@ class _Run:
         """Top `worker` up to its window; tell it to stop once nothing is left for it."""
         if worker.ended or worker.stop_sent:
             return
+        if len(worker.in_flight) > self.window // 2:
+            return
         batch = []
         now = time.time()
         while self.todo and not self.failed and not self.interrupting and len(worker.in_flight) < self.window:
@@ -173,7 +179,10 @@ class _Run:
 
     def _handle(self, worker: _Worker, message: tuple[Any, ...]) -> None:
         kind = message[0]
-        if kind in ("done", "interrupted"):
+        if kind == "batch":
+            for each in message[1]:
+                self._handle(worker, each)
+        elif kind in ("done", "interrupted"):
             _, index, trajectory = message
             worker.in_flight.pop(index, None)
             self._trajectory_finished(index, trajectory)
@@ -302,6 +311,24 @@ async def _serve(conn: Connection, env: Any, policy: Any, concurrency: int, time
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[int, Job] | None] = asyncio.Queue()
     players: list[asyncio.Task[None]] = []
+    # What goes back is batched: sent when the loop next idles, or at 16 messages or 20 ms, whichever
+    # comes first (one-step episodes finish back to back without the loop idling in between).
+    outbox: list[tuple[Any, ...]] = []
+    opened_at = 0.0
+
+    def flush() -> None:
+        if outbox:
+            conn.send(("batch", outbox[:]))
+            outbox.clear()
+
+    def post(message: tuple[Any, ...]) -> None:
+        nonlocal opened_at
+        if not outbox:
+            opened_at = time.monotonic()
+            loop.call_soon(flush)
+        outbox.append(message)
+        if len(outbox) >= 16 or time.monotonic() - opened_at > 0.02:
+            flush()
 
     def drop_queued() -> None:
         dropped = []
@@ -310,7 +337,7 @@ async def _serve(conn: Connection, env: Any, policy: Any, concurrency: int, time
             if item is not None:
                 dropped.append(item[0])
         if dropped:
-            conn.send(("dropped", dropped))
+            post(("dropped", dropped))
 
     stopped = False
 
@@ -327,7 +354,7 @@ async def _serve(conn: Connection, env: Any, policy: Any, concurrency: int, time
             while conn.poll():
                 message = conn.recv()
                 if message[0] == "jobs" and stopped:  # dealt before the parent heard this worker stop
-                    conn.send(("dropped", [index for index, _ in message[1]]))
+                    post(("dropped", [index for index, _ in message[1]]))
                 elif message[0] == "jobs":
                     for item in message[1]:
                         queue.put_nowait(item)
@@ -354,19 +381,21 @@ async def _serve(conn: Connection, env: Any, policy: Any, concurrency: int, time
             except BaseException as exc:
                 interrupted = getattr(exc, "trajectory", None)
                 if isinstance(interrupted, Trajectory):
-                    conn.send(("interrupted", index, interrupted))
+                    post(("interrupted", index, interrupted))
                 if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
                     return
-                conn.send(("raised", index, _portable(exc)))
+                post(("raised", index, _portable(exc)))
                 stop()  # as in this process: after a user mistake, no new episode starts
                 continue
-            conn.send(("done", index, trajectory))
+            post(("done", index, trajectory))
 
     players.extend(asyncio.ensure_future(play()) for _ in range(concurrency))
     loop.add_reader(conn.fileno(), readable)
     try:
         await asyncio.gather(*players, return_exceptions=True)
     finally:
+        with contextlib.suppress(OSError):  # the parent is gone
+            flush()
         with contextlib.suppress(Exception):
             loop.remove_reader(conn.fileno())
         if proxy is not None:
