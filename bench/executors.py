@@ -8,9 +8,10 @@ One-step reasoning-gym episodes (``basic_arithmetic``), CPU-bound, with two poli
   and writing each trajectory, is then a large part of the work).
 
 Each policy is played three ways in the same run: in this process (``asyncio``, the anchor), then on
-1 and on 2 worker processes. Episodes/s counts from the first trajectory back to the last (steady
-state); the wall time with the workers' start (a fresh interpreter each, imports and the env's load
-included) is printed beside it. The trajectories of the three ways are compared (task, sample, seed,
+1 and on 2 worker processes. Episodes/s is the steady state: from the first fifth of the trajectories
+back to the last (by then every worker is playing). The wall time with the workers' start (a fresh
+interpreter each, imports and the env's load included) and the CPU each side spends per episode are
+printed beside it. The trajectories of the three ways are compared (task, sample, seed,
 status, judgment): they must be the same. Run from the repository root with nenyax-core and
 nenyax-adapters-reasoning-gym installed:
 
@@ -83,9 +84,19 @@ def play(env, policy, jobs, backend, workers, sink):
     )
     wall = time.perf_counter() - started
     cpu = (_cpu(resource.RUSAGE_SELF) - mine, _cpu(resource.RUSAGE_CHILDREN) - theirs)  # workers are joined
-    steady = (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 1 else 0.0
+    # Steady state: from the fifth of the trajectories on, so that workers which started late (a fresh
+    # interpreter's start varies by seconds on a busy box) are all playing.
+    first = len(stamps) // 5
+    steady = (len(stamps) - 1 - first) / (stamps[-1] - stamps[first]) if len(stamps) > first + 1 else 0.0
     facts = [(t.task_id, t.info["sample"], t.seed, t.status, t.judgment) for t in out]
     return steady, wall, facts, cpu
+
+
+def _per_episode(cpus, started, episodes):
+    """Median CPU microseconds per episode: (this process, the workers less their start-up)."""
+    parent = statistics.median(c[0] for c in cpus) / episodes * 1e6
+    children = max(0.0, statistics.median(c[1] for c in cpus) - started) / episodes * 1e6
+    return parent, children
 
 
 def measure(name, policy, episodes, repeats):
@@ -115,13 +126,17 @@ def measure(name, policy, episodes, repeats):
     print(f"  a worker's start-up: {startup:.2f} CPU s (taken out of the workers' CPU per episode below)")
     for way in ways:
         rate, wall = statistics.median(rates[way]), statistics.median(walls[way])
-        parent = statistics.median(c[0] for c in cpus[way]) / episodes * 1e6
-        started = startup * (ways[way][1] or 0)
-        children = max(0.0, statistics.median(c[1] for c in cpus[way]) - started) / episodes * 1e6
+        parent, children = _per_episode(cpus[way], startup * (ways[way][1] or 0), episodes)
         print(
             f"  {way:<11} {rate:9.0f} episodes/s (steady)   wall {wall:6.2f} s   CPU per episode: "
             f"this process {parent:6.0f} us, workers {children:6.0f} us   (median of {repeats})"
         )
+    # What the CPU per episode implies on 2 idle cores: one worker is bound by its own core; two share
+    # both cores with this process (which receives and writes every trajectory).
+    per = {way: _per_episode(cpus[way], startup * (ways[way][1] or 0), episodes) for way in ways}
+    implied_one = 1e6 / per["process x1"][1]
+    implied_two = min(2e6 / (per["process x2"][0] + per["process x2"][1]), 2e6 / per["process x2"][1])
+    print(f"  on 2 idle cores, that CPU per episode implies 2 workers / 1 worker: {implied_two / implied_one:.2f}x")
     one, two = statistics.median(rates["process x1"]), statistics.median(rates["process x2"])
     anchor = statistics.median(rates["asyncio"])
     print(

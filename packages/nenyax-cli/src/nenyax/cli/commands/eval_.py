@@ -117,7 +117,7 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
             click.echo(f"{settings['uri']}: {len(ids)} task(s) x {samples} sample(s) -> {out}", err=True)
             if done:
                 click.echo(f"resuming: {len(done)} episode(s) already recorded, {len(jobs)} to play", err=True)
-        if isinstance(player, Endpoint):
+        if isinstance(player, Endpoint) and backend != "process":  # workers load their own copy
             prepare_model(player, quiet)  # the load is its own wait, not the first episode's
         # The summary is tallied as episodes finish: the run keeps no trajectory once it is on disk, so
         # its memory stays flat however many episodes it plays (and the garbage collector has less to walk).
