@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Mapping
 from typing import Any
 
@@ -120,6 +121,6 @@ def _source(
     """The spec of what was just loaded, or None and why it cannot be rebuilt elsewhere."""
     try:
         plugins = None if registry is None else registry.portable_sources()
-    except Exception as exc:  # a plugin object that does not pickle lives only in this process
+    except (pickle.PicklingError, TypeError, AttributeError) as exc:  # a plugin object that does not pickle
         return None, f"it was loaded with a plugin object that cannot be pickled ({type(exc).__name__}: {exc})"
     return EnvironmentSpec(uri=uri, config=dict(config or {}), plugins=plugins), None

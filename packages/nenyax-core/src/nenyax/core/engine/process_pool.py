@@ -408,6 +408,11 @@ def _portable(exc: BaseException, *, rebuilding: bool = False) -> BaseException:
         return CannotTravelError(f"A worker process could not rebuild the environment or the policy: {describe(exc)}.")
     try:
         pickle.loads(pickle.dumps(exc))
-    except Exception:  # an exception whose arguments do not pickle: keep its sentence
+    except (
+        pickle.PicklingError,
+        TypeError,
+        AttributeError,
+        ValueError,
+    ):  # its arguments do not travel: keep its sentence
         return NenyaxError(describe(exc))
     return exc

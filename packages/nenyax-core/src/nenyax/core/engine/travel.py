@@ -8,6 +8,7 @@ another process, and saying so before any episode starts is the point of this mo
 
 from __future__ import annotations
 
+import pickle
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +81,7 @@ def policy_ticket(policy: Any) -> PolicyTicket:
         registry = policy.registry
         try:
             plugins = None if registry is None else registry.portable_sources()
-        except Exception as exc:  # a provider object that does not pickle lives only in this process
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:  # a provider object that does not pickle
             msg = f"The policy {policy!r} uses a provider object that cannot be pickled ({exc}); {_ELSEWHERE}."
             raise CannotTravelError(msg) from exc
         try:
@@ -129,7 +130,7 @@ def _why_not_importable(fn: Any, module: str, qualname: str) -> str | None:
         return "it is defined in an interactive session, which another process cannot import"
     try:
         found = import_factory(f"{module}:{qualname}")
-    except Exception:  # whatever stops the import here stops it there
+    except (ImportError, AttributeError, ValueError):  # what stops the lookup here stops it there
         found = None
     if found is not fn:
         return f"{module}:{qualname} does not name it (a bound method or a callable object is not importable by name)"
