@@ -378,7 +378,7 @@ async def _serve(conn: Connection, env: Any, policy: Any, concurrency: int, time
                 trajectory = await run_episode(
                     env, policy, task=task, group_id=group_id, sample=sample, timeout=timeout, proxy=proxy
                 )
-            except BaseException as exc:
+            except BaseException as exc:  # whatever an episode raises (Ctrl-C included) goes to the parent
                 interrupted = getattr(exc, "trajectory", None)
                 if isinstance(interrupted, Trajectory):
                     post(("interrupted", index, interrupted))
