@@ -154,3 +154,19 @@ def test_ctrl_c_names_the_resume_command_and_resume_finishes(tmp_path):
     assert nenyax("eval", "--resume", str(run_dir)).returncode == 0
     recorded = pairs(run_dir)
     assert len(recorded) == len(set(recorded)) == size
+
+
+def test_backend_process_plays_reasoning_gym_the_same_on_two_workers(tmp_path):
+    args = ("eval", f"{URI}?size=30", "--policy", "reference", "--samples", "2", "--json")
+    here = nenyax(*args, "--out", str(tmp_path / "here"))
+    there = nenyax(*args, "--out", str(tmp_path / "there"), "--backend", "process", "--workers", "2")
+    assert here.returncode == 0 and there.returncode == 0, there.stderr
+
+    def played(run_dir):
+        return sorted(
+            (t.task_id, t.info["sample"], t.seed, t.status.value, t.judgment) for t in load_run(run_dir).trajectories
+        )
+
+    assert played(tmp_path / "there") == played(tmp_path / "here") and len(played(tmp_path / "here")) == 60
+    assert {t.judgment.score for t in load_run(tmp_path / "there").trajectories} == {1.0}
+    assert json.loads(there.stdout)["pass_at_k"] == json.loads(here.stdout)["pass_at_k"] == {"1": 1.0, "2": 1.0}

@@ -16,7 +16,9 @@ from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
 
 
 def nenyax(site, *args, extra_env=None):
-    env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0", **(extra_env or {})}
+    # The site first, then whatever the caller's path put first (a worktree's sources over the installed ones).
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "NENYAX_STRICT_PLUGINS": "0", **(extra_env or {})}
     return subprocess.run(
         [sys.executable, "-m", "nenyax.cli", *args], capture_output=True, text=True, env=env, timeout=300, check=False
     )
@@ -193,3 +195,45 @@ def test_a_config_with_an_infinite_param_is_refused_and_an_eval_run_names_its_co
     assert nenyax(site, "eval", "arith:add", "--policy", "null", "--tasks", "1", "--out", str(run)).returncode == 0
     wrong = nenyax(site, "try", "--config", str(run / "run.toml"))
     assert wrong.returncode == 2 and "written by `nenyax eval`" in wrong.stderr
+
+
+def _played(run_dir):
+    return sorted(
+        (t.task_id, t.info["sample"], t.status.value, t.judgment, t.steps) for t in load_run(run_dir).trajectories
+    )
+
+
+def test_backend_process_records_the_same_run_as_in_process(site, tmp_path):
+    args = ("eval", "arith:add?size=6", "--policy", "random", "-k", "2", "--json")
+    here = nenyax(site, *args, "--out", str(tmp_path / "here"))
+    there = nenyax(site, *args, "--out", str(tmp_path / "there"), "--backend", "process", "--workers", "2")
+    assert here.returncode == 0 and there.returncode == 0, there.stderr
+    assert _played(tmp_path / "there") == _played(tmp_path / "here") and len(_played(tmp_path / "here")) == 12
+    ids = [t.id for t in load_run(tmp_path / "there").trajectories]
+    assert len(set(ids)) == len(ids) == 12  # each episode exactly once in trajectories.jsonl
+    drop = ("wall_s", "episodes_per_s")
+    mine, theirs = (json.loads(d.stdout) for d in (there, here))
+    assert {k: v for k, v in mine.items() if k not in (*drop, "run_dir")} == {
+        k: v for k, v in theirs.items() if k not in (*drop, "run_dir")
+    }
+    # Where episodes ran changes nothing they record, so run.toml does not say it.
+    assert load_run(tmp_path / "there").config.settings == load_run(tmp_path / "here").config.settings
+    assert "backend" not in (tmp_path / "there" / "run.toml").read_text()
+
+
+def test_workers_without_the_process_backend_is_one_sentence(site, tmp_path):
+    done = nenyax(site, "eval", "arith:add", "--policy", "null", "--workers", "2", "--out", str(tmp_path / "r"))
+    assert done.returncode == 2 and "add --backend process" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_resumed_run_may_change_its_backend(site, tmp_path):
+    run_dir = tmp_path / "r"
+    first = nenyax(site, "eval", "arith:add?size=5", "--policy", "reference", "--out", str(run_dir))
+    assert first.returncode == 0, first.stderr
+    lines = (run_dir / "trajectories.jsonl").read_text().splitlines(keepends=True)
+    (run_dir / "trajectories.jsonl").write_text("".join(lines[:2]))  # as a killed run would have left it
+    done = nenyax(site, "eval", "--resume", str(run_dir), "--backend", "process", "--workers", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    assert sorted(t.task_id for t in load_run(run_dir).trajectories) == [f"add/0/{i}" for i in range(5)]
+    assert json.loads(done.stdout)["episodes"] == 5

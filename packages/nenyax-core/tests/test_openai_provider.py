@@ -244,8 +244,9 @@ def test_endpoint_from_config_and_its_mistakes():
     assert endpoint.provider.base_url == "http://127.0.0.1:1/v1"
     with pytest.raises(UsageError, match="Unknown endpoint setting"):
         Endpoint.from_config({"model": "openai:m", "temprature": 1})
+    unset = Endpoint("openai:m", api_key_env="NENYAX_TEST_SURELY_UNSET_VARIABLE")  # the key is read when it opens
     with pytest.raises(UsageError, match="holds no API key"):
-        Endpoint("openai:m", api_key_env="NENYAX_TEST_SURELY_UNSET_VARIABLE")
+        unset.provider  # noqa: B018
 
 
 def test_stream_assembler_joins_content_tool_calls_and_token_ids():

@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         (
             "BadURIError",
+            "CannotTravelError",
             "DuplicatePluginError",
             "EnvironmentFailure",
             "EpisodeInterrupted",
@@ -37,6 +38,7 @@ _EXPORTS: dict[str, str] = {
             "UnsupportedPolicyError",
             "UsageError",
             "VerifierFailure",
+            "WorkerLostError",
         ),
         "nenyax.core.errors",
     ),
@@ -75,7 +77,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("Sink", "read_trajectories"), "nenyax.core.engine.sinks"),
     **dict.fromkeys(("Run", "RunConfig", "load_run", "new_run_dir"), "nenyax.core.engine.rundirs"),
     **dict.fromkeys(("Summary", "summarize"), "nenyax.core.engine.summary"),
-    "load": "nenyax.core.engine.loader",
+    **dict.fromkeys(("EnvironmentSpec", "load"), "nenyax.core.engine.loader"),
     # tiers
     **dict.fromkeys(
         ("TierOutcome", "TierReport", "TierResult", "acheck", "check"),
@@ -142,7 +144,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     )
     from nenyax.core.contract.uri import EnvURI, parse_uri
     from nenyax.core.engine.environment import Environment, RolloutEnvironment, StepEnvironment, TaskEnvironment
-    from nenyax.core.engine.loader import load
+    from nenyax.core.engine.loader import EnvironmentSpec, load
     from nenyax.core.engine.native_loop import NativeEpisode, NativeResult
     from nenyax.core.engine.policies import (
         CallablePolicy,
@@ -159,6 +161,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.engine.summary import Summary, summarize
     from nenyax.core.errors import (
         BadURIError,
+        CannotTravelError,
         DuplicatePluginError,
         EnvironmentFailure,
         EpisodeInterrupted,
@@ -172,6 +175,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
         UnsupportedPolicyError,
         UsageError,
         VerifierFailure,
+        WorkerLostError,
     )
     from nenyax.core.hookspecs import PluginSpec, hookimpl
     from nenyax.core.models.endpoint import DEFAULT_MODEL, Endpoint

@@ -82,6 +82,14 @@ class UnsupportedPolicyError(UsageError):
     """The environment cannot serve that built-in policy (e.g. no reference exists)."""
 
 
+class CannotTravelError(UsageError):
+    """An environment or policy cannot be rebuilt in another process (a lambda, an in-memory object)."""
+
+
+class WorkerLostError(NenyaxError):
+    """A worker process of an executor died before its run was over (its unfinished episodes are said)."""
+
+
 def with_article(word: str) -> str:
     """``an int``, ``a str``, ``an ndarray``: the article a type name takes, by how it is read aloud."""
     vowel_sound = word[:1].lower() in "aeio" or word.lower().startswith(("nd", "np"))

@@ -11,7 +11,9 @@ environment.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import random
 import string
 import time
@@ -126,11 +128,16 @@ class ArithAdapter:
     """The well-behaved fake adapter: passes every adapter check."""
 
     def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
-        """Load ``arith:add``; anything else is a one-sentence BadURIError."""
+        """Load ``arith:add``; anything else is a one-sentence BadURIError.
+
+        ``size`` and ``seed`` come from the URI, else from the load config (``load(uri, config={"size": 3})``).
+        """
         if uri.target != "add":
             msg = f"The arith format has one environment, 'add'; there is no {uri.target!r}."
             raise BadURIError(msg)
-        return ArithEnvironment(uri.raw, size=int(uri.params.get("size", 10)), seed=int(uri.params.get("seed", 0)))
+        config = getattr(context, "config", None) or {}
+        size = int(uri.params.get("size", config.get("size", 10)))
+        return ArithEnvironment(uri.raw, size=size, seed=int(uri.params.get("seed", config.get("seed", 0))))
 
     def examples(self) -> list[str]:
         """One URI that loads offline."""
@@ -455,3 +462,39 @@ class ToolArithSession(ArithSession):
         if self.last is None:
             return {"name": "add", "arguments": {"a": self.a, "b": self.b}}
         return self.last.rsplit(" ", 1)[-1]
+
+
+# ---------------------------------------------------------------- policies that travel to worker processes
+# Module-level functions, so a worker process imports them by name (the ``process`` backend's tests);
+# what they do on demand (die, wait) is what no real policy does on demand.
+
+EXIT_ON = "NENYAX_FAKE_EXIT_ON"
+"""`exit_on_question` ends its whole process (exit code 7) when shown the question this variable holds."""
+
+SLEEP_S = "NENYAX_FAKE_SLEEP_S"
+"""Seconds `slow_answer` waits before answering (default 30)."""
+
+STARTED = "NENYAX_FAKE_STARTED"
+"""A file `slow_answer` appends its process id to as it starts waiting (so a test knows episodes are under way)."""
+
+
+def add_up(observation: str) -> str:
+    """Answer an ``arith`` question by reading the two numbers (the correct sum)."""
+    a, b = observation.removeprefix("What is ").removesuffix("?").split(" + ")
+    return str(int(a) + int(b))
+
+
+def exit_on_question(observation: str) -> str:
+    """`add_up`, except that the question named by `EXIT_ON` kills the process playing it (a worker crash)."""
+    if observation == os.environ.get(EXIT_ON):
+        os._exit(7)
+    return add_up(observation)
+
+
+async def slow_answer(observation: str) -> str:
+    """`add_up` after `SLEEP_S` seconds: an episode long enough to be interrupted."""
+    if os.environ.get(STARTED):
+        with open(os.environ[STARTED], "a") as marks:
+            marks.write(f"{os.getpid()}\n")
+    await asyncio.sleep(float(os.environ.get(SLEEP_S, "30")))
+    return add_up(observation)

@@ -18,6 +18,7 @@ from nenyax.cli.run_config import COMMANDS_WITH_CONFIG, config_option, settings_
 from nenyax.core import Endpoint, UsageError, load
 from nenyax.core.contract.events import EpisodeEnded, Observer
 from nenyax.core.contract.trajectory import new_id
+from nenyax.core.engine.executors import BACKENDS, DEFAULT_BACKEND
 from nenyax.core.engine.policies import BUILTIN_POLICIES, as_policy
 from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, default_run_path, read_config, write_summary
 from nenyax.core.engine.runner import Job, run_jobs
@@ -46,6 +47,20 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 @click.option("--task-ids", multiple=True, help="Task ids to run (repeat or separate with commas) instead of --tasks.")
 @click.option("--samples", "-k", type=click.IntRange(min=1), envvar="NENYAX_SAMPLES", default=1, show_default=True)
 @click.option("--concurrency", type=click.IntRange(min=1), envvar="NENYAX_CONCURRENCY", default=16, show_default=True)
+@click.option(
+    "--backend",
+    type=click.Choice(sorted(BACKENDS)),
+    envvar="NENYAX_BACKEND",
+    default=DEFAULT_BACKEND,
+    show_default=True,
+    help="Where episodes run: in this process (asyncio) or on worker processes (process).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    envvar="NENYAX_WORKERS",
+    help="Worker processes for --backend process (default: one per CPU).",
+)
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds before an episode times out.")
 @click.option("--pass-threshold", type=float, default=1.0, show_default=True, help="Score that passes (pass@k).")
 @click.option("--max-tokens", type=int, default=256, show_default=True, help="Most tokens per model reply.")
@@ -65,6 +80,13 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
     """Evaluate a model or policy on many tasks of URI and record every episode in a run directory."""
     resume: Path | None = opts.pop("resume")
     as_json: bool = opts.pop("as_json")
+    # Where episodes run never changes what they record, so run.toml does not hold it (a resumed run
+    # may pick another backend).
+    backend: str = opts.pop("backend")
+    workers: int | None = opts.pop("workers")
+    if workers is not None and backend != "process":
+        msg = "--workers sizes the process backend; add --backend process."
+        raise UsageError(msg)
     quiet: bool = opts.pop("quiet") or as_json
     if resume is not None:
         stored = _resume_settings(ctx, resume, opts)
@@ -97,7 +119,7 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
             click.echo(f"{settings['uri']}: {len(ids)} task(s) x {samples} sample(s) -> {out}", err=True)
             if done:
                 click.echo(f"resuming: {len(done)} episode(s) already recorded, {len(jobs)} to play", err=True)
-        if isinstance(player, Endpoint):
+        if isinstance(player, Endpoint) and backend != "process":  # workers load their own copy
             prepare_model(player, quiet)  # the load is its own wait, not the first episode's
         # The summary is tallied as episodes finish: the run keeps no trajectory once it is on disk, so
         # its memory stays flat however many episodes it plays (and the garbage collector has less to walk).
@@ -111,7 +133,15 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
             progress = _Progress(tally, advance if watching(quiet) else None)
             try:
                 run = _run_and_close(
-                    env, pol, jobs, settings.get("concurrency", 16), sink, settings.get("timeout"), progress
+                    env,
+                    pol,
+                    jobs,
+                    settings.get("concurrency", 16),
+                    sink,
+                    settings.get("timeout"),
+                    progress,
+                    backend=backend,
+                    workers=workers,
                 )
                 run_sync(run)
             except KeyboardInterrupt:
@@ -147,11 +177,29 @@ class _Progress(Observer):
 
 
 async def _run_and_close(
-    env: Any, pol: Any, jobs: list[Job], concurrency: int, sink: JsonlSink, timeout: Any, progress: Observer
+    env: Any,
+    pol: Any,
+    jobs: list[Job],
+    concurrency: int,
+    sink: JsonlSink,
+    timeout: Any,
+    progress: Observer,
+    *,
+    backend: str,
+    workers: int | None,
 ) -> None:
     try:
         await run_jobs(
-            env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout, observers=[progress], keep=False
+            env,
+            pol,
+            jobs,
+            concurrency=concurrency,
+            sink=sink,
+            timeout=timeout,
+            observers=[progress],
+            keep=False,
+            backend=backend,
+            workers=workers,
         )
     finally:
         aclose = getattr(pol, "aclose", None)

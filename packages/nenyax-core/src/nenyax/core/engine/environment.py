@@ -12,18 +12,22 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nenyax.core.contract import serde
 from nenyax.core.contract.events import Observers, observers_of
 from nenyax.core.contract.manifest import Manifest, Mode
 from nenyax.core.contract.trajectory import Group, Trajectory
 from nenyax.core.engine import runner
+from nenyax.core.engine.executors import Executor
 from nenyax.core.engine.native_loop import NativeEpisode, NativeResult
 from nenyax.core.engine.policies import as_policy
 from nenyax.core.engine.session import Session
 from nenyax.core.engine.sinks import JsonlSink
 from nenyax.core.errors import UnsupportedPolicyError
+
+if TYPE_CHECKING:
+    from nenyax.core.engine.loader import EnvironmentSpec
 
 Tasks = Sequence[str] | int | None
 """Task ids, a count of the first task ids, or None for every task."""
@@ -34,6 +38,14 @@ class Environment(abc.ABC):
 
     mode: Mode
     """The mode every environment of this base has (checked against the manifest)."""
+    source: EnvironmentSpec | None = None
+    """What `load` loaded this from (URI, load config, plugins): ``load(env.source)`` rebuilds it anywhere.
+
+    None for an environment built directly rather than by `load`, or whose plugins cannot travel
+    (`source_problem` says why); such an environment plays only in this process.
+    """
+    source_problem: str | None = None
+    """Why `source` is None although `load` built this environment (a plugin object that does not pickle)."""
 
     def __init__(self, manifest: Manifest) -> None:
         """Wrap `manifest`; subclasses add what they need to run episodes."""
@@ -113,11 +125,15 @@ class Environment(abc.ABC):
         sink: JsonlSink | str | Path | None = None,
         timeout: float | None = None,
         observers: Iterable[Any] | None = None,
+        backend: str | Executor | None = None,
+        workers: int | None = None,
     ) -> list[Trajectory]:
         """Run `n` episodes of each task with bounded concurrency, streaming each to `sink` as it finishes.
 
         With ``n > 1`` the episodes of one task share a ``group_id`` (see `groups`). `observers` get
-        every episode's events; the sink is written before they see an episode end.
+        every episode's events; the sink is written before they see an episode end. ``backend="process"``
+        plays them on `workers` processes of this machine (default: one per CPU), each rebuilding this
+        environment from `source`; the trajectories are the same, and only this process writes `sink`.
         """
         return await runner.run_many(
             self,
@@ -128,6 +144,8 @@ class Environment(abc.ABC):
             sink=sink,
             timeout=timeout,
             observers=observers,
+            backend=backend,
+            workers=workers,
         )
 
     def rollouts(
@@ -140,10 +158,21 @@ class Environment(abc.ABC):
         sink: JsonlSink | str | Path | None = None,
         timeout: float | None = None,
         observers: Iterable[Any] | None = None,
+        backend: str | Executor | None = None,
+        workers: int | None = None,
     ) -> list[Trajectory]:
         """Synchronous `arollouts`."""
         return runner.rollouts_sync(
-            self, policy, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout, observers=observers
+            self,
+            policy,
+            tasks,
+            n=n,
+            concurrency=concurrency,
+            sink=sink,
+            timeout=timeout,
+            observers=observers,
+            backend=backend,
+            workers=workers,
         )
 
     def groups(
@@ -156,10 +185,20 @@ class Environment(abc.ABC):
         sink: JsonlSink | str | Path | None = None,
         timeout: float | None = None,
         observers: Iterable[Any] | None = None,
+        backend: str | Executor | None = None,
+        workers: int | None = None,
     ) -> list[Group]:
         """`n` episodes of each task, as one `Group` per task (same task, same policy revision)."""
         trajectories = self.rollouts(
-            policy, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout, observers=observers
+            policy,
+            tasks,
+            n=n,
+            concurrency=concurrency,
+            sink=sink,
+            timeout=timeout,
+            observers=observers,
+            backend=backend,
+            workers=workers,
         )
         return runner.group(trajectories)
 

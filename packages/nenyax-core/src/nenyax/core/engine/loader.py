@@ -1,15 +1,18 @@
-"""`load(uri)`: route a URI to the adapter of its format."""
+"""`load(uri)`: route a URI to the adapter of its format; `EnvironmentSpec`: what rebuilds it anywhere."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from nenyax.core.contract.uri import parse_uri
 from nenyax.core.engine.environment import Environment
-from nenyax.core.errors import ManifestError, UnknownPluginError, did_you_mean, did_you_mean_pool
+from nenyax.core.errors import ManifestError, UnknownPluginError, UsageError, did_you_mean, did_you_mean_pool
 from nenyax.core.plugins.adapter import Adapter, LoadContext
-from nenyax.core.plugins.registry import Registry, default_registry
+from nenyax.core.plugins.registry import Registry, default_registry, from_portable
 
 # Formats whose adapter ships from this repository (packages/), so a suggested `pip install` names a
 # distribution that exists; a format not listed here gets no install suggestion at all.
@@ -36,12 +39,61 @@ def _unknown_format(fmt: str, names: list[str]) -> str:
     return hint
 
 
-def load(uri: str, *, registry: Registry | None = None, config: Mapping[str, Any] | None = None) -> Environment:
+def _plugins(value: Any) -> tuple[tuple[str, str], ...] | None:
+    return None if value is None else tuple((str(name), str(ref)) for name, ref in value)
+
+
+@attrs.frozen(kw_only=True)
+class EnvironmentSpec:
+    """What an environment was loaded from: enough to rebuild it in another process or on another machine.
+
+    Plain data (a URI, the adapter's settings table, how to rebuild the plugin registry): it pickles and
+    is JSON-able as `to_data()`, so an executor sends it to its workers and each calls `load()` there.
+    The rebuilt environment has the same manifest (and digest) whenever the adapter is deterministic,
+    which the ``trainable/fresh-process`` check measures.
+    """
+
+    uri: str
+    """The URI as it was given to `load`."""
+    config: dict[str, Any] = attrs.field(factory=dict, converter=dict, hash=False)
+    """The adapter's settings table (`LoadContext.config`), as it was given to `load`."""
+    plugins: tuple[tuple[str, str], ...] | None = attrs.field(default=None, converter=_plugins)
+    """`Registry.portable_sources()` of the registry it was loaded with; None for the installed plugins."""
+
+    def load(self) -> Environment:
+        """Load the environment this spec describes, here."""
+        return load(self)
+
+    def to_data(self) -> dict[str, Any]:
+        """The spec as JSON-able data (`from_data` reads it back)."""
+        data: dict[str, Any] = {"uri": self.uri, "config": dict(self.config)}
+        if self.plugins is not None:
+            data["plugins"] = [list(p) for p in self.plugins]
+        return data
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> EnvironmentSpec:
+        """Read back what `to_data` wrote."""
+        return cls(uri=data["uri"], config=data.get("config") or {}, plugins=data.get("plugins"))
+
+
+def load(
+    uri: str | EnvironmentSpec, *, registry: Registry | None = None, config: Mapping[str, Any] | None = None
+) -> Environment:
     """Load the environment `uri` names (``<format>:<name>?k=v``) with its format's adapter.
 
     `registry` picks the plugins in use (the installed ones by default); `config` is handed to the
-    adapter as its settings table.
+    adapter as its settings table. An `EnvironmentSpec` (``env.source`` of an environment loaded
+    elsewhere) carries all three: ``load(spec)`` rebuilds that environment here. The environment
+    returned keeps what it was loaded from as ``env.source``.
     """
+    if isinstance(uri, EnvironmentSpec):
+        if registry is not None or config is not None:
+            msg = "An EnvironmentSpec carries its own registry and config; pass the spec alone to load()."
+            raise UsageError(msg)
+        spec = uri
+        registry = None if spec.plugins is None else from_portable(list(spec.plugins))
+        uri, config = spec.uri, spec.config
     parsed = parse_uri(uri)
     reg = registry or default_registry()
     names = reg.names("adapter")
@@ -59,4 +111,16 @@ def load(uri: str, *, registry: Registry | None = None, config: Mapping[str, Any
     if env.manifest.format != parsed.format:
         msg = f"The {parsed.format!r} adapter returned a manifest of format {env.manifest.format!r}."
         raise ManifestError(msg)
+    env.source, env.source_problem = _source(uri, config, registry)
     return env
+
+
+def _source(
+    uri: str, config: Mapping[str, Any] | None, registry: Registry | None
+) -> tuple[EnvironmentSpec | None, str | None]:
+    """The spec of what was just loaded, or None and why it cannot be rebuilt elsewhere."""
+    try:
+        plugins = None if registry is None else registry.portable_sources()
+    except (pickle.PicklingError, TypeError, AttributeError) as exc:  # a plugin object that does not pickle
+        return None, f"it was loaded with a plugin object that cannot be pickled ({type(exc).__name__}: {exc})"
+    return EnvironmentSpec(uri=uri, config=dict(config or {}), plugins=plugins), None

@@ -16,12 +16,13 @@ import math
 import time
 from collections.abc import Awaitable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from nenyax.core.contract.events import NO_OBSERVERS, EpisodeEnded, EpisodeStarted, Observers, observers_of
 from nenyax.core.contract.manifest import Mode
-from nenyax.core.contract.trajectory import Group, Trajectory, new_id
+from nenyax.core.contract.trajectory import Group, Status, Trajectory, new_id
 from nenyax.core.contract.uri import MAX_SEED
+from nenyax.core.engine.executors import Executor, Job, Plan, TrajectoryFinished, executor_for
 from nenyax.core.engine.native_loop import run_native_episode
 from nenyax.core.engine.policies import NEVER_SUSPEND, CallablePolicy, Policy, as_policy
 from nenyax.core.engine.sinks import JsonlSink, open_sink
@@ -220,12 +221,15 @@ async def run_many(
     sink: JsonlSink | str | Path | None = None,
     timeout: float | None = None,
     observers: Iterable[Any] | None = None,
+    backend: str | Executor | None = None,
+    workers: int | None = None,
 ) -> list[Trajectory]:
     """Run `n` episodes per task, at most `concurrency` at once, writing each to `sink` as it finishes.
 
-    An environment that does not claim `concurrent_sessions` runs one episode at a time. With ``n > 1``
-    the episodes of a task share a group id. If one episode raises (a user mistake), the others finish
-    and are written before it is re-raised. `observers` see every episode's events.
+    An environment that does not claim `concurrent_sessions` runs one episode at a time (per worker
+    process, with ``backend="process"``: each has its own instance). With ``n > 1`` the episodes of a
+    task share a group id. If one episode raises (a user mistake), the others finish and are written
+    before it is re-raised. `observers`, `backend` and `workers` are `run_jobs`'s.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         msg = f"n must be an integer of at least 1, got {n!r}."
@@ -250,15 +254,17 @@ async def run_many(
     for task in ids:
         group_id = new_id() if n > 1 else None
         jobs.extend(Job(task, group_id, k) for k in range(n))
-    return await run_jobs(env, pol, jobs, concurrency=concurrency, sink=sink, timeout=timeout, observers=observers)
-
-
-class Job(NamedTuple):
-    """One episode to play: which task, its group id, and which repeat of the task it is."""
-
-    task: str | None
-    group_id: str | None
-    sample: int
+    return await run_jobs(
+        env,
+        pol,
+        jobs,
+        concurrency=concurrency,
+        sink=sink,
+        timeout=timeout,
+        observers=observers,
+        backend=backend,
+        workers=workers,
+    )
 
 
 async def run_jobs(
@@ -271,6 +277,8 @@ async def run_jobs(
     timeout: float | None = None,
     observers: Iterable[Any] | None = None,
     keep: bool = True,
+    backend: str | Executor | None = None,
+    workers: int | None = None,
 ) -> list[Trajectory]:
     """Play exactly these episodes, at most `concurrency` at once, writing each to `sink` as it finishes.
 
@@ -279,7 +287,11 @@ async def run_jobs(
     called first, so an observer's ``on_episode_ended`` (a progress display, a running tally) sees an
     episode once it is on disk. With ``keep=False`` nothing is kept and the list returned is empty:
     the sink and the observers are where the episodes went, and a long run's memory stays flat.
+    `backend` picks where the episodes are played (`nenyax.core.engine.executors`: ``"asyncio"`` in
+    this process, the default, or ``"process"`` on `workers` processes); the trajectories, the sink
+    and the observers' episode events are the same whichever it is.
     """
+    executor = executor_for(backend, workers=workers)
     if not env.manifest.capabilities.concurrent_sessions:
         concurrency = 1
     if isinstance(observers, str | bytes) or (observers is not None and not isinstance(observers, Iterable)):
@@ -291,47 +303,72 @@ async def run_jobs(
         watching.insert(0, out_sink)
     watchers = Observers(watching)  # once per run: each episode only looks its subscribers up
     results: list[Trajectory | None] = [None] * len(jobs) if keep else []
-    pending = iter(enumerate(jobs))
-    failed: list[BaseException] = []
-    proxy = None if env.manifest.mode is Mode.STEP else await RecordingProxy().start()
 
-    # A fixed pool of workers pulling from one iterator: no semaphore with thousands of waiters
-    # (whose bookkeeping is O(waiters) per acquire in asyncio), and memory bounded by `concurrency`.
-    async def worker() -> None:
-        for index, (task, group_id, sample) in pending:
-            if failed:
-                return  # stop taking new episodes; the ones under way still finish and are written
-            try:
-                traj = await run_episode(
-                    env,
-                    pol,
-                    task=task,
-                    group_id=group_id,
-                    sample=sample,
-                    timeout=timeout,
-                    proxy=proxy,
-                    observers=watchers,
-                )
-            except BaseException as exc:  # noqa: BLE001 - Ctrl-C included: its interrupted episode was written as it ended
-                failed.append(exc)
-                return
-            if keep:
-                results[index] = traj
-            if index % 64 == 63:
-                # An episode that never waits (a synchronous env and policy) never yields to the loop:
-                # yield now and then, so an interrupt or a cancellation lands mid-run, not at its end.
-                await asyncio.sleep(0)
+    # What the caller gets back; the sink and the observers have had each episode from the executor.
+    def trajectory_finished(index: int, traj: Trajectory) -> None:
+        if keep and traj.status is not Status.INTERRUPTED:
+            results[index] = traj
 
+    plan = Plan(env=env, policy=pol, jobs=jobs, concurrency=concurrency, timeout=timeout, observers=watchers)
     try:
-        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(jobs)))))
+        await executor.play(plan, trajectory_finished)
     finally:
-        if proxy is not None:
-            await proxy.close()
         if out_sink is not None and not isinstance(sink, JsonlSink):
             out_sink.close()
-    if failed:
-        raise failed[0]
     return [t for t in results if t is not None]
+
+
+class AsyncioPool:
+    """The default executor: every episode on this process's event loop, one recording proxy for the run."""
+
+    name = "asyncio"
+
+    def __init__(self, workers: int | None = None) -> None:
+        """An in-process pool has no worker processes to size: `workers` must be None or 1."""
+        if workers not in (None, 1):
+            msg = f"backend='asyncio' plays in this process; workers={workers!r} needs backend='process'."
+            raise UsageError(msg)
+
+    async def play(self, plan: Plan, on_trajectory: TrajectoryFinished) -> None:
+        """Play `plan` with `plan.concurrency` coroutines pulling from one iterator of jobs (see `Executor.play`)."""
+        env, pol, timeout = plan.env, plan.policy, plan.timeout
+        pending = iter(enumerate(plan.jobs))
+        failed: list[BaseException] = []
+        proxy = None if env.manifest.mode is Mode.STEP else await RecordingProxy().start()
+
+        # A fixed pool of workers pulling from one iterator: no semaphore with thousands of waiters
+        # (whose bookkeeping is O(waiters) per acquire in asyncio), and memory bounded by `concurrency`.
+        async def worker() -> None:
+            for index, (task, group_id, sample) in pending:
+                if failed:
+                    return  # stop taking new episodes; the ones under way still finish and are written
+                try:
+                    traj = await run_episode(
+                        env,
+                        pol,
+                        task=task,
+                        group_id=group_id,
+                        sample=sample,
+                        timeout=timeout,
+                        proxy=proxy,
+                        observers=plan.observers,  # every event, the sink's episode-ended first
+                    )
+                except BaseException as exc:  # noqa: BLE001 - Ctrl-C included: its interrupted episode was published as it ended
+                    failed.append(exc)
+                    return
+                on_trajectory(index, traj)
+                if index % 64 == 63:
+                    # An episode that never waits (a synchronous env and policy) never yields to the loop:
+                    # yield now and then, so an interrupt or a cancellation lands mid-run, not at its end.
+                    await asyncio.sleep(0)
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(plan.concurrency, len(plan.jobs)))))
+        finally:
+            if proxy is not None:
+                await proxy.close()
+        if failed:
+            raise failed[0]
 
 
 def rollouts_sync(
@@ -344,10 +381,23 @@ def rollouts_sync(
     sink: JsonlSink | str | Path | None,
     timeout: float | None,
     observers: Iterable[Any] | None = None,
+    backend: str | Executor | None = None,
+    workers: int | None = None,
 ) -> list[Trajectory]:
     """`Environment.rollouts`: one event loop for the whole run."""
     pol = as_policy(policy)
-    work = run_many(env, pol, tasks, n=n, concurrency=concurrency, sink=sink, timeout=timeout, observers=observers)
+    work = run_many(
+        env,
+        pol,
+        tasks,
+        n=n,
+        concurrency=concurrency,
+        sink=sink,
+        timeout=timeout,
+        observers=observers,
+        backend=backend,
+        workers=workers,
+    )
     return run_sync(_closing(pol, work))
 
 

@@ -19,6 +19,9 @@ from nenyax.core.plugins.registry import Registry, default_registry
 DEFAULT_MODEL = "local:smollm2-135m"
 """The embedded model, used wherever the user names none."""
 
+DEFAULT_MAX_CONCURRENCY = 64
+"""Calls an Endpoint has in flight at once per event loop, unless told otherwise."""
+
 
 class Endpoint:
     """A chat model as a text policy: ``Endpoint("openai:gpt-4.1-mini")``, ``Endpoint("local:smollm2-135m")``.
@@ -36,7 +39,7 @@ class Endpoint:
         *,
         base_url: str | None = None,
         api_key_env: str | None = None,
-        max_concurrency: int = 64,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         revision: str | None = None,
         constrain: bool = False,
         registry: Registry | None = None,
@@ -66,16 +69,12 @@ class Endpoint:
         self.max_concurrency = max_concurrency
         self.revision = revision
         self.constrain = constrain
-        options = dict(provider_options or {})
-        if base_url is not None:
-            options["base_url"] = base_url
-        if api_key_env is not None:
-            options["api_key"] = os.environ.get(api_key_env)
-            if options["api_key"] is None:
-                msg = f"The environment variable {api_key_env} holds no API key; set it or pass another api_key_env."
-                raise UsageError(msg)
-        self._options = options
-        self._registry = registry
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        """The name of the variable holding the API key: the key itself is read when the provider opens."""
+        self.provider_options = dict(provider_options or {})
+        self.registry = registry
+        """The registry the provider comes from (None: the installed plugins)."""
         self._provider: Provider | None = None
         self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
@@ -84,11 +83,41 @@ class Endpoint:
     def __repr__(self) -> str:
         return f"Endpoint({self.provider_name}:{self.model})"
 
+    def config(self) -> dict[str, Any]:
+        """This endpoint as a config table: plain, JSON-able data that `from_config` builds it again from.
+
+        The API key appears only as the name of its variable (``api_key_env``), never as its value: the
+        table can be written to run.toml, logged, or sent to another process, which reads the key from
+        its own environment. Settings left at their defaults are left out.
+        """
+        if "api_key" in self.provider_options:
+            msg = (
+                f"{self!r} was given its API key's value in provider_options; pass api_key_env=<the variable's "
+                "name> instead, so its config never holds the secret."
+            )
+            raise UsageError(msg)
+        table: dict[str, Any] = {"model": f"{self.provider_name}:{self.model}"}
+        if self.base_url is not None:
+            table["base_url"] = self.base_url
+        if self.api_key_env is not None:
+            table["api_key_env"] = self.api_key_env
+        if self.max_concurrency != DEFAULT_MAX_CONCURRENCY:
+            table["max_concurrency"] = self.max_concurrency
+        if self.revision is not None:
+            table["revision"] = self.revision
+        if self.constrain:
+            table["constrain"] = True
+        table.update(self.params)
+        if self.provider_options:
+            table["provider_options"] = dict(self.provider_options)
+        return table
+
     @classmethod
     def from_config(cls, config: dict[str, Any], registry: Registry | None = None) -> Endpoint:
         """Build from a config table: ``{"model": "openai:m", "base_url": ..., "temperature": ...}``.
 
         ``use = "<provider>"`` with ``model = "<name>"`` is accepted too, as plugins are picked elsewhere.
+        What `config()` returns is such a table.
         """
         config = dict(config)
         model = config.pop("model", None)
@@ -104,13 +133,28 @@ class Endpoint:
             raise UsageError(msg)
         return cls(model, registry=registry, provider_options=options, **config)
 
+    def _provider_options(self) -> dict[str, Any]:
+        """What the provider is opened with: the key read from its variable now, never stored here."""
+        options = dict(self.provider_options)
+        if self.base_url is not None:
+            options["base_url"] = self.base_url
+        if self.api_key_env is not None:
+            options["api_key"] = os.environ.get(self.api_key_env)
+            if options["api_key"] is None:
+                msg = (
+                    f"The environment variable {self.api_key_env} holds no API key; set it or pass another api_key_env."
+                )
+                raise UsageError(msg)
+        return options
+
     @property
     def provider(self) -> Provider:
         """The provider plugin instance (created on first use: this is where heavy imports happen)."""
         if self._provider is None:
-            registry = self._registry or default_registry()
+            registry = self.registry or default_registry()
+            options = self._provider_options()
             try:
-                self._provider = registry.create("provider", self.provider_name, **self._options)
+                self._provider = registry.create("provider", self.provider_name, **options)
             except UnknownPluginError as exc:
                 if self.provider_name != "local":
                     raise

@@ -242,13 +242,11 @@ async def _fresh_process(ctx: Context) -> str:
     here = {task: await ctx.play(policy, task) for task in tasks}
     for traj in here.values():
         _score(traj, policy)
-    registry = ctx.registry
-    try:
-        sources = registry.portable_sources() if registry is not None else None
-    except Exception as exc:  # a plugin object that cannot be pickled lives only here
-        raise Skip(f"The plugins of this check cannot travel to a fresh interpreter ({exc}).") from exc
+    if env.source is None:  # a plugin object that cannot be pickled lives only here
+        raise Skip(f"The plugins of this check cannot travel to a fresh interpreter ({env.source_problem}).")
+    sources = env.source.plugins
     hash_seed = other_hash_seed()
-    request = {"uri": ctx.uri, "sources": sources, "policy": policy, "tasks": tasks, "seed": ctx.seed}
+    request = {"spec": env.source.to_data(), "policy": policy, "tasks": tasks, "seed": ctx.seed}
     try:
         answer = await replay_elsewhere(request, hash_seed)
     except RuntimeError as exc:

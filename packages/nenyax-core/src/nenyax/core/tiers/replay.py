@@ -1,7 +1,8 @@
 """The other side of the ``trainable/fresh-process`` check: replays episodes in a fresh interpreter.
 
-Run as ``python -m nenyax.core.tiers.replay``; it reads one JSON request per line on stdin (the URI,
-the plugins to rebuild the registry from, the policy, the tasks and the seed) and answers one JSON line each
+Run as ``python -m nenyax.core.tiers.replay``; it reads one JSON request per line on stdin (the
+environment's `EnvironmentSpec`: URI, load config and the plugins to rebuild the registry from; the
+policy, the tasks and the seed) and answers one JSON line each
 with the manifest digest and fingerprints of the episode, so the checking process can compare them
 with its own. It stays alive between requests: imports are paid once per check run, not per URI.
 """
@@ -13,15 +14,13 @@ from typing import Any
 
 import orjson
 
-from nenyax.core.engine.loader import load
-from nenyax.core.plugins.registry import from_portable
+from nenyax.core.engine.loader import EnvironmentSpec
 from nenyax.core.tiers.views import fingerprint, first_view, preview, replay_view
 
 
 def replay(request: dict[str, Any]) -> dict[str, Any]:
-    """Load the URI here and play the episode the request names; return what it looked like."""
-    sources = request.get("sources")
-    env = load(request["uri"], registry=None if sources is None else from_portable(sources))
+    """Rebuild the environment here from its spec, play the episodes the request names, say what they looked like."""
+    env = EnvironmentSpec.from_data(request["spec"]).load()
     try:
         episodes = {}
         for task in request["tasks"]:

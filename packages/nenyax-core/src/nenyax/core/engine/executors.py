@@ -1,0 +1,152 @@
+"""Where episodes run: the executor interface under `runner.run_jobs`, and the backends that implement it.
+
+This module's docstrings are the specification. `run_jobs` decides *which* episodes to play (a list of
+`Job`s) and what happens to each finished trajectory (the sink, the caller's tally); an executor
+decides *where* they are played:
+
+- ``"asyncio"`` (the default, `nenyax.core.engine.runner.AsyncioPool`): on this process's event loop, at
+  most `Plan.concurrency` at once, one recording proxy for the run.
+- ``"process"`` (`nenyax.core.engine.process_pool.ProcessPool`): on N worker processes of this machine.
+  Each rebuilds the environment from ``env.source`` and the policy from its travel form once, plays the
+  jobs it is dealt (with the asyncio pool, inside the worker), and streams each finished trajectory
+  back; only this process writes the sink.
+
+Backends are named by import strings (`BACKENDS`), so one shipped in another distribution (Ray, in
+``nenyax-ray``) adds a row without core importing it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+import attrs
+
+from nenyax.core.contract.events import NO_OBSERVERS, EpisodeEnded, EpisodeStarted, Observers
+from nenyax.core.errors import UsageError, did_you_mean
+
+if TYPE_CHECKING:
+    from nenyax.core.contract.trajectory import Trajectory
+    from nenyax.core.engine.environment import Environment
+    from nenyax.core.engine.policies import Policy
+
+
+class Job(NamedTuple):
+    """One episode to play: which task, its group id, and which repeat of the task it is."""
+
+    task: str | None
+    group_id: str | None
+    sample: int
+
+
+TrajectoryFinished = Callable[[int, "Trajectory"], None]
+"""``on_trajectory(index, trajectory)``: the one callback an executor hands every trajectory to.
+
+`index` is the job's position in `Plan.jobs`. It is called in the process and on the event loop that
+awaits `Executor.play`, exactly once per job that produced a trajectory, as soon as that trajectory
+exists (never batched at the end). A trajectory with status ``interrupted`` (Ctrl-C) is handed over too,
+before the interrupt is re-raised. This is the seam the engine's event stream (episode ended) hangs on.
+"""
+
+
+@attrs.frozen(kw_only=True)
+class Plan:
+    """What an executor is asked to play."""
+
+    env: Environment
+    """The environment, loaded in this process; an executor that plays elsewhere rebuilds it from
+    ``env.source`` (an `EnvironmentSpec`)."""
+    policy: Policy
+    """The resolved policy; one that plays elsewhere travels as `nenyax.core.engine.travel.PolicyTicket`."""
+    jobs: Sequence[Job]
+    """Every episode to play, each exactly once."""
+    concurrency: int = 16
+    """Episodes under way at once per event loop (per worker, for a pool of processes)."""
+    timeout: float | None = None
+    """Seconds each episode may take (status ``timeout`` past it)."""
+    observers: Observers = NO_OBSERVERS
+    """Who gets the episodes' events (the run's sink first). An executor playing in this process hands
+    them to each episode, which publishes every event; one playing elsewhere publishes, in this process,
+    each episode's start and end as its trajectory comes back (`publish_played_elsewhere`)."""
+
+
+def publish_played_elsewhere(observers: Observers, trajectory: Trajectory) -> None:
+    """An episode another process played: its `EpisodeStarted` and `EpisodeEnded`, published here.
+
+    The events inside the episode (model calls, steps, tool calls) stay in the trajectory; they are
+    not streamed across processes. An essential observer's failure (the sink's) is raised, as in-process.
+    """
+    if observers.episode_started:
+        started = trajectory.timing.started if trajectory.timing is not None else 0.0
+        event = EpisodeStarted(
+            trajectory_id=trajectory.id,
+            env_uri=trajectory.env_uri,
+            task_id=trajectory.task_id,
+            seed=trajectory.seed,
+            sample=int(trajectory.info.get("sample", 0)),
+            group_id=trajectory.group_id,
+            policy=trajectory.policy,
+            started=started,
+        )
+        observers.publish(observers.episode_started, event)
+    if observers.episode_ended:
+        observers.publish(observers.episode_ended, EpisodeEnded(trajectory=trajectory), stop_on_essential=True)
+
+
+class Executor(Protocol):
+    """Plays the jobs of a `Plan` somewhere and hands every finished trajectory back, exactly once."""
+
+    name: str
+    """The backend name it is selected by (``asyncio``, ``process``...)."""
+
+    async def play(self, plan: Plan, on_trajectory: TrajectoryFinished) -> None:
+        """Play every job of `plan` exactly once; call `on_trajectory` with each finished trajectory.
+
+        The contract every backend keeps:
+
+        - Refuse before any episode starts what cannot run there: an environment or a policy that
+          cannot travel is one `CannotTravelError` sentence naming it.
+        - A failed episode is a trajectory with its status, never an exception. A user mistake raised
+          by an episode (`UsageError`) stops new episodes; those under way finish and are handed over,
+          then the first mistake is re-raised.
+        - An episode lost to the backend (a worker process that died mid-episode) is handed over as an
+          ``infra_error`` trajectory saying so, never dropped; if the run cannot go on, what was not
+          played is said in one `WorkerLostError`.
+        - Ctrl-C (cancellation of `play`, or KeyboardInterrupt) stops every worker; the episodes under
+          way are handed over as ``interrupted`` trajectories where the backend can still get them,
+          and the interrupt is re-raised.
+        - Every episode's events reach `plan.observers` in the caller's process, the sink's first: in
+          the episode itself when it plays here, by `publish_played_elsewhere` when it comes back
+          from elsewhere. Only the caller's process writes anything.
+        """
+        ...
+
+
+BACKENDS: dict[str, str] = {
+    "asyncio": "nenyax.core.engine.runner:AsyncioPool",
+    "process": "nenyax.core.engine.process_pool:ProcessPool",
+}
+"""Backend name -> ``"module:Class"`` of its executor; the class takes ``workers=`` (None: its default)."""
+
+DEFAULT_BACKEND = "asyncio"
+"""The backend `run_jobs` and `env.rollouts` use when none is named."""
+
+
+def executor_for(backend: str | Executor | None = None, *, workers: int | None = None) -> Executor:
+    """The executor of `backend` (a name in `BACKENDS`, or an executor object), with `workers` processes."""
+    if backend is not None and not isinstance(backend, str):
+        if workers is not None:
+            msg = "workers= sizes a named backend; an executor object brings its own size."
+            raise UsageError(msg)
+        return backend
+    name = backend or DEFAULT_BACKEND
+    if name not in BACKENDS:
+        msg = f"Unknown backend {name!r}." + did_you_mean(name, BACKENDS, "backend")
+        raise UsageError(msg)
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        msg = f"workers must be an integer of at least 1, got {workers!r}."
+        raise UsageError(msg)
+    module, _, attr = BACKENDS[name].partition(":")
+    cls: Any = getattr(importlib.import_module(module), attr)
+    return cls(workers=workers)  # type: ignore[no-any-return]
