@@ -151,7 +151,7 @@ def test_the_schema_version_is_written_as_major_dot_minor_and_an_int_reads_as_mi
     assert SchemaVersion.parse(1) == SchemaVersion(1, 0) < SchemaVersion(1, 1) < SchemaVersion(1, 10)
     assert SchemaVersion.parse("1.10") == SchemaVersion(1, 10)
     for bad in (True, -1, "1", "1.2.3", 1.5, None):
-        with pytest.raises(ValueError, match="MAJOR.MINOR"):
+        with pytest.raises(ValueError, match=r"MAJOR\.MINOR"):
             SchemaVersion.parse(bad)
 
 
@@ -236,7 +236,12 @@ def test_the_gymnasium_adapter_s_older_array_records_still_decode():
 
 @pytest.mark.parametrize(
     "array",
-    [np.zeros(2, dtype=[("x", "i4"), ("y", "f4")]), np.array(["a", "b"]), np.array([object()]), np.array(["2020"], "M8")],
+    [
+        np.zeros(2, dtype=[("x", "i4"), ("y", "f4")]),
+        np.array(["a", "b"]),
+        np.array([object()]),
+        np.array(["2020"], "M8"),
+    ],
     ids=["structured", "strings", "objects", "datetimes"],
 )
 def test_arrays_records_cannot_keep_are_refused_in_one_sentence(array):

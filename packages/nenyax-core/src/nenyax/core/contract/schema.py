@@ -36,7 +36,7 @@ class SchemaVersion:
             return cls(value, 0)
         if isinstance(value, str) and (match := _VERSION.fullmatch(value)):
             return cls(int(match[1]), int(match[2]))
-        msg = f"schema_version {value!r} is not MAJOR.MINOR (such as \"1.1\")"
+        msg = f'schema_version {value!r} is not MAJOR.MINOR (such as "1.1")'
         raise ValueError(msg)
 
 

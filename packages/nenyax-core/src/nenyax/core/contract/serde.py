@@ -24,10 +24,10 @@ import orjson
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.orjson import make_converter
 
+from nenyax.core._version import __version__
 from nenyax.core.contract import arrays
 from nenyax.core.contract.schema import SCHEMA_VERSION, Record, SchemaVersion
 from nenyax.core.contract.trajectory import Step, Tier, Trajectory
-from nenyax.core._version import __version__
 from nenyax.core.errors import NenyaxError, UsageError
 
 T = TypeVar("T")

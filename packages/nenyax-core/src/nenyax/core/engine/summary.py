@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
+
 import attrs
 
 from nenyax.core.contract.schema import SCHEMA_VERSION, Record, SchemaVersion
