@@ -67,8 +67,8 @@ def test_unparseable_reply_can_play_a_recorded_fallback(chat, mode, action):
 
 def test_box_replies_are_bounded(chat):
     env = load("gymnasium:Pendulum-v1?max_episode_steps=3")
-    assert env.rollout(chat("<action>0.5</action>")).steps[0].action["__ndarray__"]["values"] == [0.5]
-    assert env.rollout(chat("<action>[-1.25]</action>")).steps[0].action["__ndarray__"]["values"] == [-1.25]
+    assert env.rollout(chat("<action>0.5</action>")).steps[0].action["values"] == [0.5]
+    assert env.rollout(chat("<action>[-1.25]</action>")).steps[0].action["values"] == [-1.25]
     out = env.rollout(chat("<action>5</action>"))
     assert out.status is Status.POLICY_ERROR and "'5' is outside the action space" in out.error
 

@@ -16,7 +16,9 @@ from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
 
 
 def nenyax(site, *args, extra_env=None):
-    env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0", **(extra_env or {})}
+    # The distribution on disk first; any PYTHONPATH already set (a checkout's sources) after it.
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "NENYAX_STRICT_PLUGINS": "0", **(extra_env or {})}
     return subprocess.run(
         [sys.executable, "-m", "nenyax.cli", *args], capture_output=True, text=True, env=env, timeout=300, check=False
     )
@@ -193,3 +195,44 @@ def test_a_config_with_an_infinite_param_is_refused_and_an_eval_run_names_its_co
     assert nenyax(site, "eval", "arith:add", "--policy", "null", "--tasks", "1", "--out", str(run)).returncode == 0
     wrong = nenyax(site, "try", "--config", str(run / "run.toml"))
     assert wrong.returncode == 2 and "written by `nenyax eval`" in wrong.stderr
+
+
+def _pairs(run):
+    return sorted((t.task_id, t.sample) for t in load_run(run).trajectories)
+
+
+def test_resume_replays_the_episode_whose_line_a_killed_writer_cut_off(site, tmp_path):
+    run = tmp_path / "r"
+    args = ("arith:add?size=4", "--policy", "reference", "--tasks", "2", "-k", "2")
+    assert nenyax(site, "eval", *args, "--out", str(run)).returncode == 0
+    everything = _pairs(run)
+    (run / "summary.json").unlink()
+    jsonl = run / "trajectories.jsonl"
+    lines = jsonl.read_bytes().splitlines(keepends=True)
+    cut = lines[-1][: len(lines[-1]) // 2]
+    jsonl.write_bytes(b"".join(lines[:-1]) + cut)  # killed half way through its last line
+    resumed = nenyax(site, "eval", "--resume", str(run))
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"left {len(cut):,} bytes of a cut-off last line in {jsonl}" in resumed.stderr
+    assert "3 episode(s) already recorded, 1 to play" in resumed.stderr
+    assert _pairs(run) == everything and len(everything) == 4  # the cut episode played again, nothing twice
+    assert len(jsonl.read_bytes().splitlines()) == 4
+
+
+def test_resume_reads_records_that_kept_the_sample_in_info(site, tmp_path):
+    # Schema 1.0 (before `sample` was a field): the sample index sat in `info`, where `eval --resume` read it.
+    run = tmp_path / "r"
+    args = ("arith:add?size=4", "--policy", "reference", "--tasks", "2", "-k", "2")
+    assert nenyax(site, "eval", *args, "--out", str(run)).returncode == 0
+    (run / "summary.json").unlink()
+    jsonl = run / "trajectories.jsonl"
+    old = []
+    for line in jsonl.read_text().splitlines()[:3]:
+        record = json.loads(line)
+        record["info"] = {"sample": record.pop("sample"), "agent": record.pop("agent")}
+        old.append(json.dumps({**record, "schema_version": 1}))
+    jsonl.write_text("\n".join(old) + "\n")
+    resumed = nenyax(site, "eval", "--resume", str(run), "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["episodes"] == 4 and json.loads(resumed.stdout)["resumed"] == 3
+    assert len(set(_pairs(run))) == 4 and all(t.info == {} for t in load_run(run).trajectories)

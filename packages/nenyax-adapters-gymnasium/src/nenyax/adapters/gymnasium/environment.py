@@ -97,8 +97,8 @@ class GymEnvironment(StepEnvironment):
             description=" ".join(description.split())[:500],
             splits=(Split(name="seeds", count=self.spec.tasks),),
             observation=(
-                f"{_stable(self.observation_space)}, stored in steps as JSON (ints, strings, lists, objects; arrays as "
-                "{'__ndarray__': {dtype, shape, values}}, or with base64 data instead of values past 64 numbers)."
+                f"{_stable(self.observation_space)}, stored in steps as JSON (ints, strings, lists, objects; arrays "
+                "as {'__ndarray__': dtype, 'shape': [...], 'values': [...]}, or base64 'data' past 64 numbers)."
             ),
             action=(
                 f"{_stable(self.action_space)}; chat models answer inside <action></action> (see the system prompt)."

@@ -1,14 +1,14 @@
 """numpy arrays in records: one encoding for every adapter, which keeps dtype and shape at any size.
 
-    {"__ndarray__": {"dtype": "float32", "shape": [4], "values": [0.0135, -0.0221, 0.0411, 0.0373]}}
-    {"__ndarray__": {"dtype": "uint8", "shape": [210, 160, 3], "data": "<base64>"}}
+    {"__ndarray__": "float32", "shape": [4], "values": [0.0135, -0.0221, 0.0411, 0.0373]}
+    {"__ndarray__": "uint8", "shape": [210, 160, 3], "data": "<base64>"}
 
 An array of at most `LIST_MAX` booleans, integers or finite floats keeps its numbers as nested lists
 (``values``), so a person reads them in a replay; any other (larger, complex, or holding inf or nan,
 which JSON cannot write) keeps its bytes (``data``: base64 of the C-order, little-endian bytes). A
 210x160x3 uint8 frame is then ~134 kB of JSONL instead of ~360 kB of nested lists. Both forms decode
-to an equal array of the same dtype and shape. The ``data`` form is the one the gymnasium adapter
-wrote before this module, so its older records read unchanged.
+to an equal array of the same dtype and shape. What the gymnasium adapter wrote before this module,
+``{"__ndarray__": {"dtype", "shape", "data"}}``, decodes too.
 
 numpy stays optional: nothing here imports it until an array is met (`serde` recognises one by its
 type, through ``sys.modules``), or until `decode` is asked for one.
@@ -21,13 +21,12 @@ import sys
 from typing import Any
 
 TAG = "__ndarray__"
-"""The one key of an encoded array's JSON object."""
+"""The key that marks an encoded array; its value is the dtype's name."""
 LIST_MAX = 64
 """Arrays of at most this many numbers keep them as lists (every classic-control and MuJoCo locomotion
 observation but Humanoid's); larger ones keep their bytes."""
 
-_KINDS = "biufc"  # bool, signed and unsigned integers, floats, complex: what `data` holds exactly
-_LIST_KINDS = "biuf"  # complex numbers have no JSON number
+_KINDS = "biufc"  # bool, signed and unsigned integers, floats, complex (no JSON number: always `data`)
 
 
 def is_array_type(cls: type) -> bool:
@@ -37,43 +36,47 @@ def is_array_type(cls: type) -> bool:
 
 
 def is_encoded(value: Any) -> bool:
-    """True when `value` is an array as `encode` writes it."""
-    return type(value) is dict and len(value) == 1 and TAG in value
+    """True when `value` is an array as `encode` writes it (or as the gymnasium adapter once did)."""
+    return type(value) is dict and TAG in value and (len(value) == 3 or len(value) == 1)
 
 
 def encode(array: Any) -> dict[str, Any]:
-    """`array` (a numpy array) as ``{"__ndarray__": {"dtype", "shape", "values" or "data"}}``.
+    """`array` (a numpy array) as ``{"__ndarray__": dtype, "shape": [...], "values" or "data": ...}``.
 
     TypeError, in one sentence, for an array that holds neither booleans nor numbers (structured,
-    object, string or datetime dtypes).
+    object, string or datetime dtypes). This runs once per recorded step of every array observation,
+    so it is kept short.
     """
     dtype = array.dtype
-    kind = dtype.kind
-    if kind not in _KINDS or dtype.fields is not None:
+    name = _NAMES.get(dtype)  # numpy computes `dtype.name` in Python: slower than all the rest
+    if name is None:
+        name = _name(dtype)
+    if array.size <= LIST_MAX and dtype.kind != "c":
+        values = array.tolist()
+        if dtype.kind != "f":
+            return {TAG: name, "shape": list(array.shape), "values": values}
+        # JSON has no inf or nan (orjson writes null): those keep their bytes. A sum is finite only when
+        # every term is (one that overflows is a false alarm, which merely picks the bytes form).
+        total = sum(values) if array.ndim == 1 else values if array.ndim == 0 else float(array.sum(dtype="f8"))
+        if total - total == 0.0:
+            return {TAG: name, "shape": list(array.shape), "values": values}
+    little = array.astype(dtype.newbyteorder("<"), order="C", copy=False)
+    return {TAG: name, "shape": list(array.shape), "data": base64.b64encode(little.tobytes()).decode("ascii")}
+
+
+_NAMES: dict[Any, str] = {}
+"""The name of each dtype met so far, among those records keep (a handful per process)."""
+
+
+def _name(dtype: Any) -> str:
+    if dtype.kind not in _KINDS:  # structured dtypes are kind V: refused here too
         msg = (
             f"A numpy array of dtype {dtype} cannot be recorded: records keep arrays of booleans and numbers only; "
             "record each field (or the values as plain Python data) instead."
         )
         raise TypeError(msg)
-    if array.size <= LIST_MAX and kind in _LIST_KINDS:
-        values = array.tolist()
-        if kind != "f" or _finite(values, array):
-            return {TAG: {"dtype": dtype.name, "shape": list(array.shape), "values": values}}
-    little = array.astype(dtype.newbyteorder("<"), order="C", copy=False)
-    data = base64.b64encode(little.tobytes(order="C")).decode("ascii")
-    return {TAG: {"dtype": dtype.name, "shape": list(array.shape), "data": data}}
-
-
-def _finite(values: Any, array: Any) -> bool:
-    # JSON has no inf or nan (orjson writes null): such arrays keep their bytes. A sum is finite only
-    # when every term is (an overflowing sum is a false alarm, which merely picks the bytes form).
-    if array.ndim == 1:
-        total = sum(values)
-    elif array.ndim == 0:
-        total = values
-    else:
-        total = float(array.sum(dtype="float64"))
-    return bool(total - total == 0.0)
+    _NAMES[dtype] = name = dtype.name
+    return name
 
 
 def decode(value: Any) -> Any:
@@ -81,9 +84,9 @@ def decode(value: Any) -> Any:
     import numpy as np  # only a reader that wants arrays back needs numpy
 
     try:
-        body = value[TAG]
-        dtype = np.dtype(body["dtype"])
-        if dtype.kind not in _KINDS or dtype.fields is not None:
+        body = value if isinstance(value[TAG], str) else value[TAG]  # the gymnasium adapter's older form nests
+        dtype = np.dtype(value[TAG] if body is value else body["dtype"])
+        if dtype.kind not in _KINDS:
             msg = f"dtype {dtype} is not one records keep"
             raise ValueError(msg)
         shape = tuple(int(n) for n in body["shape"])
