@@ -83,12 +83,15 @@ def _is_record(cls: Any) -> bool:
 def _record_structure(cls: type[Record]) -> Callable[[Any, Any], Record]:
     """Structure the fields `cls` knows; keep the others in `unknown_fields` (a newer minor version's)."""
     known = frozenset(a.alias for a in attrs.fields(cls) if a.init and a.name != "unknown_fields")
-    inner = make_dict_structure_fn(cls, converter, unknown_fields=override(omit=True))
+    # Extra keys are looked for here, once, so the generated function need not look again.
+    inner = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=False, unknown_fields=override(omit=True))
     name = cls.__name__
+    versioned = "schema_version" in known
 
     def structure(data: Any, _cls: Any) -> Record:
+        # Steps are most of what is read (500 per CartPole episode): the common case is two checks.
         if type(data) is dict:
-            if "schema_version" in data:
+            if versioned and "schema_version" in data:
                 _refuse_newer_major(SchemaVersion.parse(data["schema_version"]), data, name)
             if not data.keys() <= known:
                 unknown = {k: v for k, v in data.items() if k not in known}
@@ -183,7 +186,8 @@ def _plain(value: Any) -> bool:
 
 
 def _unstructure_step(step: Step) -> dict[str, Any]:
-    if step.unknown_fields or not (_plain(step.observation) and _plain(step.action) and _plain(step.info)):
+    # One check of the three free-form fields together (a tuple of them is plain exactly when each is).
+    if step.unknown_fields or not _plain((step.observation, step.action, step.info)):
         return _unstructure_step_by_cattrs(step)
     return _unstructure_plain_step(step)
 
