@@ -123,7 +123,7 @@ def test_numeric_values_read_as_their_json_and_an_unchanged_prompt_is_not_repeat
 
 
 def test_recorded_arrays_read_as_their_numbers_or_as_what_they_are():
-    small = {"__ndarray__": "float32", "shape": [2], "values": [0.5, -1.0]}
+    small = {"__ndarray__": "float32", "values": [0.5, -1.0]}
     image = {"__ndarray__": "uint8", "shape": [210, 160, 3], "data": "AAAA"}
     assert shown(small) == "[0.5,-1.0]"
     assert (

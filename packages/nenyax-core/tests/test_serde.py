@@ -216,14 +216,15 @@ def test_arrays_decode_to_equal_arrays_of_the_same_dtype_and_shape(name):
 
 def test_short_arrays_keep_their_numbers_for_people_and_others_their_bytes():
     def form(array):
-        return set(serde.to_data(Step(observation=array, action=0))["observation"]) - {"__ndarray__", "shape"}
+        return set(serde.to_data(Step(observation=array, action=0))["observation"]) - {"__ndarray__"}
 
-    assert form(np.zeros(arrays.LIST_MAX, dtype=np.float32)) == {"values"}
-    assert form(np.zeros(arrays.LIST_MAX + 1, dtype=np.float32)) == {"data"}
-    assert form(np.array([1.0, np.nan])) == {"data"}  # JSON has no nan: orjson would write null
-    assert form(np.array([1j])) == {"data"}
+    assert form(np.zeros(arrays.LIST_MAX, dtype=np.float32)) == {"values"}  # the nesting says the shape
+    assert form(np.zeros((0, 3))) == {"values", "shape"}  # ... except for an empty array of several axes
+    assert form(np.zeros(arrays.LIST_MAX + 1, dtype=np.float32)) == {"shape", "data"}
+    assert form(np.array([1.0, np.nan])) == {"shape", "data"}  # JSON has no nan: orjson would write null
+    assert form(np.array([1j])) == {"shape", "data"}
     cartpole = serde.to_data(Step(observation=ARRAYS["float32 (CartPole)"], action=0))["observation"]
-    assert cartpole == {"__ndarray__": "float32", "shape": [4], "values": ARRAYS["float32 (CartPole)"].tolist()}
+    assert cartpole == {"__ndarray__": "float32", "values": ARRAYS["float32 (CartPole)"].tolist()}
 
 
 def test_the_gymnasium_adapter_s_older_array_records_still_decode():
@@ -254,7 +255,7 @@ def test_arrays_records_cannot_keep_are_refused_in_one_sentence(array):
         {"__ndarray__": "uint8", "shape": [4], "data": "AAE="},
         {"__ndarray__": "float32", "shape": [3], "values": [1.0]},
         {"__ndarray__": "V8", "shape": [1], "data": "AAAAAAAAAAA="},
-        {"__ndarray__": "float32", "values": [1]},
+        {"__ndarray__": "float32", "values": [[1.0], [1.0, 2.0]]},
         {"__ndarray__": {"dtype": "uint8", "shape": [3], "data": "!!"}},
         {"__ndarray__": {"shape": [1], "values": [1]}},
     ],

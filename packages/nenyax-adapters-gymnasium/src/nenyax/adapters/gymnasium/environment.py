@@ -98,7 +98,7 @@ class GymEnvironment(StepEnvironment):
             splits=(Split(name="seeds", count=self.spec.tasks),),
             observation=(
                 f"{_stable(self.observation_space)}, stored in steps as JSON (ints, strings, lists, objects; arrays "
-                "as {'__ndarray__': dtype, 'shape': [...], 'values': [...]}, or base64 'data' past 64 numbers)."
+                "as {'__ndarray__': dtype, 'values': [...]}, or with 'shape' and base64 'data' past 64 numbers)."
             ),
             action=(
                 f"{_stable(self.action_space)}; chat models answer inside <action></action> (see the system prompt)."

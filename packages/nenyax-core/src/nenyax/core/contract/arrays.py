@@ -1,11 +1,15 @@
 """numpy arrays in records: one encoding for every adapter, which keeps dtype and shape at any size.
 
-    {"__ndarray__": "float32", "shape": [4], "values": [0.0135, -0.0221, 0.0411, 0.0373]}
+    {"__ndarray__": "float32", "values": [0.0135, -0.0221, 0.0411, 0.0373]}
     {"__ndarray__": "uint8", "shape": [210, 160, 3], "data": "<base64>"}
 
 An array of at most `LIST_MAX` booleans, integers or finite floats keeps its numbers as nested lists
-(``values``), so a person reads them in a replay; any other (larger, complex, or holding inf or nan,
-which JSON cannot write) keeps its bytes (``data``: base64 of the C-order, little-endian bytes). A
+(``values``), so a person reads them in a replay: their nesting is the shape (``shape`` is written
+too only for an empty array of several axes, whose nesting cannot say it). Any other (larger,
+complex, or holding inf or nan, which JSON cannot write) keeps its bytes (``data``: base64 of the
+C-order, little-endian bytes) and its ``shape``. Each record is one dict and its lists: a CartPole
+episode keeps 500 of them alive, which the garbage collector walks, so nothing is added that the
+numbers already say. A
 210x160x3 uint8 frame is then ~134 kB of JSONL instead of ~360 kB of nested lists. Both forms decode
 to an equal array of the same dtype and shape. What the gymnasium adapter wrote before this module,
 ``{"__ndarray__": {"dtype", "shape", "data"}}``, decodes too.
@@ -37,11 +41,11 @@ def is_array_type(cls: type) -> bool:
 
 def is_encoded(value: Any) -> bool:
     """True when `value` is an array as `encode` writes it (or as the gymnasium adapter once did)."""
-    return type(value) is dict and TAG in value and (len(value) == 3 or len(value) == 1)
+    return type(value) is dict and TAG in value and len(value) <= 3
 
 
 def encode(array: Any) -> dict[str, Any]:
-    """`array` (a numpy array) as ``{"__ndarray__": dtype, "shape": [...], "values" or "data": ...}``.
+    """`array` (a numpy array) as ``{"__ndarray__": dtype, "values": [...]}`` or ``{..., "shape", "data"}``.
 
     TypeError, in one sentence, for an array that holds neither booleans nor numbers (structured,
     object, string or datetime dtypes). This runs once per recorded step of every array observation,
@@ -51,15 +55,20 @@ def encode(array: Any) -> dict[str, Any]:
     name = _NAMES.get(dtype)  # numpy computes `dtype.name` in Python: slower than all the rest
     if name is None:
         name = _name(dtype)
-    if array.size <= LIST_MAX and dtype.kind != "c":
+    size = array.size
+    if size <= LIST_MAX and dtype.kind != "c":
         values = array.tolist()
-        if dtype.kind != "f":
-            return {TAG: name, "shape": list(array.shape), "values": values}
         # JSON has no inf or nan (orjson writes null): those keep their bytes. A sum is finite only when
         # every term is (one that overflows is a false alarm, which merely picks the bytes form).
-        total = sum(values) if array.ndim == 1 else values if array.ndim == 0 else float(array.sum(dtype="f8"))
-        if total - total == 0.0:
-            return {TAG: name, "shape": list(array.shape), "values": values}
+        if dtype.kind == "f":
+            ndim = array.ndim
+            total = sum(values) if ndim == 1 else values if ndim == 0 else float(array.sum(dtype="f8"))
+            if total - total != 0.0:
+                values = None
+        if values is not None:
+            if size == 0 and array.ndim > 1:
+                return {TAG: name, "shape": list(array.shape), "values": values}
+            return {TAG: name, "values": values}
     little = array.astype(dtype.newbyteorder("<"), order="C", copy=False)
     return {TAG: name, "shape": list(array.shape), "data": base64.b64encode(little.tobytes()).decode("ascii")}
 
@@ -89,12 +98,13 @@ def decode(value: Any) -> Any:
         if dtype.kind not in _KINDS:
             msg = f"dtype {dtype} is not one records keep"
             raise ValueError(msg)
-        shape = tuple(int(n) for n in body["shape"])
         if "data" in body:
+            shape = tuple(int(n) for n in body["shape"])
             little = dtype.newbyteorder("<")
             flat = np.frombuffer(base64.b64decode(body["data"], validate=True), dtype=little)
             return flat.reshape(shape).astype(dtype.newbyteorder("="))
-        return np.asarray(body["values"], dtype=dtype).reshape(shape)
+        array = np.asarray(body["values"], dtype=dtype)
+        return array.reshape(tuple(int(n) for n in body["shape"])) if "shape" in body else array
     except (KeyError, TypeError, ValueError) as exc:
         msg = f"Not an encoded array record ({exc})."
         raise ValueError(msg) from exc
