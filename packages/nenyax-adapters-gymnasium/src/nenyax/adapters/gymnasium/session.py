@@ -86,6 +86,7 @@ class GymSession(Session):
             native, action_json = coerce_action(self._act_space, action)
         obs = self._obs
         # Encoded before the step: an env may reuse its observation buffer in place.
+        observation_json: Any
         if self._array_obs and type(obs) is np.ndarray and self._record != "none":
             observation_json = encode(obs)  # the hot path of CartPole-like envs, without a method call
         else:
