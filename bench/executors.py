@@ -98,7 +98,7 @@ def play(env, policy, jobs, backend, workers, sink):
     # interpreter's start varies by seconds on a busy box) are all playing.
     first = len(stamps) // 5
     steady = (len(stamps) - 1 - first) / (stamps[-1] - stamps[first]) if len(stamps) > first + 1 else 0.0
-    facts = [(t.task_id, t.info["sample"], t.seed, t.status, t.judgment) for t in out]
+    facts = [(t.task_id, t.sample, t.seed, t.status, t.judgment) for t in out]
     return steady, wall, facts, cpu
 
 

@@ -29,7 +29,7 @@ def nenyax(*args, env=None):
 
 
 def pairs(run_dir):
-    return [(t.task_id, t.info["sample"]) for t in load_run(run_dir).trajectories]
+    return [(t.task_id, t.sample) for t in load_run(run_dir).trajectories]
 
 
 def test_eval_writes_a_run_directory_with_the_figures(tmp_path):
@@ -95,7 +95,7 @@ def test_a_run_toml_reproduces_its_run(tmp_path):
     assert again.returncode == 0, again.stderr
     a, b = load_run(tmp_path / "a"), load_run(tmp_path / "b")
     assert a.config.settings == b.config.settings
-    key = lambda t: (t.task_id, t.info["sample"])  # noqa: E731
+    key = lambda t: (t.task_id, t.sample)  # noqa: E731
     assert [(key(t), t.seed, t.steps[0].action, t.score) for t in sorted(a.trajectories, key=key)] == [
         (key(t), t.seed, t.steps[0].action, t.score) for t in sorted(b.trajectories, key=key)
     ]
@@ -163,9 +163,7 @@ def test_backend_process_plays_reasoning_gym_the_same_on_two_workers(tmp_path):
     assert here.returncode == 0 and there.returncode == 0, there.stderr
 
     def played(run_dir):
-        return sorted(
-            (t.task_id, t.info["sample"], t.seed, t.status.value, t.judgment) for t in load_run(run_dir).trajectories
-        )
+        return sorted((t.task_id, t.sample, t.seed, t.status.value, t.judgment) for t in load_run(run_dir).trajectories)
 
     assert played(tmp_path / "there") == played(tmp_path / "here") and len(played(tmp_path / "here")) == 60
     assert {t.judgment.score for t in load_run(tmp_path / "there").trajectories} == {1.0}

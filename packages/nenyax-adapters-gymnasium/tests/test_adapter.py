@@ -13,6 +13,7 @@ from nenyax.core import (
     load,
     serde,
 )
+from nenyax.core.contract import arrays
 
 
 def balance(observation):
@@ -30,7 +31,10 @@ def test_native_policy_sees_numpy_and_steps_store_json():
     assert isinstance(seen[0], np.ndarray) and seen[0].dtype == np.float32
     assert traj.status is Status.OK and traj.task_id == "CartPole-v1/seed/3" and traj.seed == 3
     first = traj.steps[0]
-    assert type(first.observation) is list and all(type(x) is float for x in first.observation)
+    recorded = first.observation  # core's array encoding: the dtype survives, the numbers read
+    assert recorded["__ndarray__"] == "float32" and len(recorded["values"]) == 4
+    assert all(type(x) is float for x in recorded["values"])
+    np.testing.assert_array_equal(arrays.decode(first.observation), seen[0])
     assert type(first.action) is int
     assert serde.loads(serde.dumps(traj), Trajectory) == traj
 
@@ -45,7 +49,7 @@ def test_same_episode_as_the_raw_gymnasium_loop():
         rewards.append(float(reward))
         done = terminated or truncated
     traj = load("gymnasium:CartPole-v1").rollout(balance, task="CartPole-v1/seed/11")
-    assert [s.observation for s in traj.steps] == observations
+    assert [arrays.decode(s.observation).tolist() for s in traj.steps] == observations
     assert traj.score == sum(rewards) == traj.judgment.components["return"]
     assert (traj.steps[-1].terminated, traj.steps[-1].truncated) == (terminated, truncated)
 
@@ -141,14 +145,14 @@ def test_random_policy_replays_per_sample_and_stays_in_the_space():
     env = load("gymnasium:Pendulum-v1?max_episode_steps=20")
     first, second = (env.rollout("random", task="Pendulum-v1/seed/4") for _ in range(2))
     assert [s.action for s in first.steps] == [s.action for s in second.steps]
-    assert all(-2.0 <= s.action[0] <= 2.0 for s in first.steps)
+    assert all(-2.0 <= arrays.decode(s.action)[0] <= 2.0 for s in first.steps)
     other = env.rollouts("random", tasks=["Pendulum-v1/seed/4"], n=2)
     assert [s.action for s in other[0].steps] != [s.action for s in other[1].steps]
 
 
 def test_null_action_of_a_box_is_zero_torque():
     traj = load("gymnasium:Pendulum-v1?max_episode_steps=5").rollout("null")
-    assert [s.action for s in traj.steps] == [[0.0]] * 5
+    assert [s.action for s in traj.steps] == [{"__ndarray__": "float32", "values": [0.0]}] * 5
 
 
 def test_reused_box2d_envs_still_replay_a_seed():

@@ -67,8 +67,8 @@ def test_unparseable_reply_can_play_a_recorded_fallback(chat, mode, action):
 
 def test_box_replies_are_bounded(chat):
     env = load("gymnasium:Pendulum-v1?max_episode_steps=3")
-    assert env.rollout(chat("<action>0.5</action>")).steps[0].action == [0.5]
-    assert env.rollout(chat("<action>[-1.25]</action>")).steps[0].action == [-1.25]
+    assert env.rollout(chat("<action>0.5</action>")).steps[0].action["values"] == [0.5]
+    assert env.rollout(chat("<action>[-1.25]</action>")).steps[0].action["values"] == [-1.25]
     out = env.rollout(chat("<action>5</action>"))
     assert out.status is Status.POLICY_ERROR and "'5' is outside the action space" in out.error
 
@@ -84,7 +84,7 @@ def test_every_space_type_round_trips_through_the_codec(chat):
     )
     action = session.parse_action(reply)
     assert env.action_space.contains(action)
-    assert to_json(env.action_space, action) == {
+    assert to_json(env.action_space, action, plain=True) == {
         "choice": 2,
         "push": [0.5, -1.0],
         "dials": [1, 3],
@@ -132,7 +132,7 @@ def test_images_are_too_large_for_the_codec():
     ],
 )
 def test_parse_each_space(space, text, expected):
-    assert to_json(space, codec.parse(space, text)) == expected
+    assert to_json(space, codec.parse(space, text), plain=True) == expected
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,17 @@
 """Every observation type a gymnasium space produces is recorded as JSON: steps serialise to JSONL and read back
-equal, whatever ended the episode; large arrays are recorded compactly; `observations=` keeps all, the last or none."""
+equal, whatever ended the episode; arrays in core's encoding (dtype and shape kept, large ones as bytes);
+`observations=` keeps all, the last or none."""
 
 import json
 
 import numpy as np
 import pytest
+from gymnasium import spaces
 from nenyax_test_envs import OBSERVATION_SPACES
 
-from nenyax.adapters.gymnasium import arrays
+from nenyax.adapters.gymnasium.spaces import coerce_action
 from nenyax.core import BadURIError, JsonlSink, Status, load, read_trajectories
+from nenyax.core.contract import arrays
 
 KINDS = sorted(OBSERVATION_SPACES)
 TEXT_KINDS = [k for k in KINDS if not k.startswith("image")]  # the codec refuses images
@@ -49,10 +52,11 @@ def test_an_unparseable_reply_records_the_observation_as_json(kind, chat, tmp_pa
     _round_trip(traj, tmp_path)
 
 
-def test_cartpole_unparseable_reply_is_recorded_as_lists(chat):
+def test_cartpole_unparseable_reply_is_recorded_with_its_numbers_and_dtype(chat):
     traj = load("gymnasium:CartPole-v1?retries=0").rollout(chat("I would rather not move."))
-    observation = traj.steps[-1].observation
-    assert type(observation) is list and all(type(x) is float for x in observation)
+    recorded = traj.steps[-1].observation
+    assert recorded["__ndarray__"] == "float32" and len(recorded["values"]) == 4
+    assert type(recorded["values"]) is list and all(type(x) is float for x in recorded["values"])
 
 
 def test_large_arrays_are_recorded_as_dtype_shape_and_bytes():
@@ -60,26 +64,37 @@ def test_large_arrays_are_recorded_as_dtype_shape_and_bytes():
     native = env.session(seed=4).observation
     traj = env.rollout(lambda obs: 0, seed=4)
     record = traj.steps[0].observation
-    assert set(record) == {"__ndarray__"} and record["__ndarray__"]["shape"] == [210, 160, 3]
-    assert record["__ndarray__"]["dtype"] == "uint8"
+    assert set(record) == {"__ndarray__", "shape", "data"} and record["shape"] == [210, 160, 3]
+    assert record["__ndarray__"] == "uint8"
     np.testing.assert_array_equal(arrays.decode(record), native)
     assert len(json.dumps(record)) < 1.4 * native.nbytes  # base64: 4/3 of the raw bytes
     nested = load(_uri("image_dict")).rollout(lambda obs: 0).steps[0].observation
-    assert set(nested["image"]) == {"__ndarray__"} and isinstance(nested["mission"], str)
-    small = load(_uri("box")).rollout(lambda obs: 0).steps[0].observation
-    assert type(small) is list  # arrays the codec can show stay numbers
+    assert nested["image"]["__ndarray__"] == "uint8" and isinstance(nested["mission"], str)
 
 
-def test_compact_arrays_round_trip_every_dtype():
-    for dtype in (np.uint8, np.int16, np.float32, np.float64, np.bool_):
-        array = (np.arange(2000) % 7).astype(dtype).reshape(20, 100)
-        back = arrays.decode(json.loads(json.dumps(arrays.encode(array))))
-        assert back.dtype == array.dtype and back.shape == array.shape
-        np.testing.assert_array_equal(back, array)
-    big_endian = np.arange(1500, dtype=">f4")
-    np.testing.assert_array_equal(arrays.decode(arrays.encode(big_endian)), big_endian)
-    with pytest.raises(ValueError, match="not a compact array record"):
-        arrays.decode({"__ndarray__": {"dtype": "uint8", "shape": [3], "data": "!!"}})
+def test_small_arrays_keep_their_dtype_and_shape_too():
+    env = load(_uri("box"))
+    native = env.session(seed=4).observation
+    small = env.rollout(lambda obs: 0, seed=4).steps[0].observation
+    assert small["values"] == native.tolist()  # numbers a person reads in a replay
+    back = arrays.decode(small)
+    assert back.dtype == native.dtype and back.shape == native.shape
+    np.testing.assert_array_equal(back, native)
+
+
+def test_records_the_adapter_wrote_before_core_encoded_arrays_still_read(tmp_path):
+    # A step as nenyax-adapters-gymnasium 0.1 recorded a 2000-number observation (its own `__ndarray__` form).
+    old = {"__ndarray__": {"dtype": "float32", "shape": [20, 100], "data": _b64(np.arange(2000, dtype="<f4"))}}
+    np.testing.assert_array_equal(arrays.decode(old), np.arange(2000, dtype=np.float32).reshape(20, 100))
+    box = spaces.Box(0.0, 3000.0, (20, 100), np.float32)
+    native, again = coerce_action(box, old)  # a recorded action replays through the space as it did
+    assert native.dtype == np.float32 and again == arrays.encode(native) and "data" in again
+
+
+def _b64(array):
+    import base64
+
+    return base64.b64encode(array.tobytes()).decode()
 
 
 def test_observations_option_keeps_all_the_last_or_none():

@@ -1,3 +1,5 @@
+from unittest.mock import ANY
+
 import numpy as np
 import pytest
 from gymnasium import spaces
@@ -22,10 +24,16 @@ NESTED = [
 
 @pytest.mark.parametrize("space", FLAT, ids=str)
 def test_flat_spaces_use_their_own_json_layout(space):
+    # Arrays take core's encoding (their numbers as the space's own layout, with dtype and shape); the rest, the space's.
     for seed in range(5):
         space.seed(seed)
         value = space.sample()
-        assert to_json(space, value) == space.to_jsonable([value])[0]
+        mine = to_json(space, value)
+        if isinstance(value, np.ndarray):
+            assert mine == {"__ndarray__": str(value.dtype), "values": ANY}
+            assert mine["values"] == space.to_jsonable([value])[0]
+        else:
+            assert mine == space.to_jsonable([value])[0]
         back = from_json(space, to_json(space, value))
         assert space.contains(back) and to_json(space, back) == to_json(space, value)
 
@@ -59,7 +67,9 @@ def test_null_action_values():
 def test_coerce_accepts_native_or_json_and_refuses_the_rest():
     box = spaces.Box(-1.0, 1.0, (2,), np.float32)
     native, data = coerce_action(box, [0.5, -0.5])
-    assert isinstance(native, np.ndarray) and native.dtype == np.float32 and data == [0.5, -0.5]
+    assert isinstance(native, np.ndarray) and native.dtype == np.float32
+    assert data == {"__ndarray__": "float32", "values": [0.5, -0.5]}
+    assert coerce_action(box, data)[1] == data  # a recorded action replays
     assert coerce_action(spaces.Discrete(2), np.int64(1)) == (1, 1)
     for space, bad in ((spaces.Discrete(2), True), (spaces.Discrete(2), 2), (box, [2.0, 0.0]), (box, "left")):
         with pytest.raises(PolicyFailure, match="is not in the action space"):
@@ -68,7 +78,8 @@ def test_coerce_accepts_native_or_json_and_refuses_the_rest():
 
 def test_info_values_become_json():
     info = {"mask": np.array([1, 0], dtype=np.int8), "p": np.float64(0.5), "pair": (1, 2), 3: float("inf")}
-    assert jsonable(info) == {"mask": [1, 0], "p": 0.5, "pair": [1, 2], "3": "inf"}
+    mask = {"__ndarray__": "int8", "values": [1, 0]}  # core's encoding: dtype kept
+    assert jsonable(info) == {"mask": mask, "p": 0.5, "pair": [1, 2], "3": "inf"}
 
 
 def test_policy_iteration_finds_the_shortest_path():

@@ -5,7 +5,7 @@ import html.parser
 import pytest
 from rich.console import Console
 
-from nenyax.cli.episode_view import episode_view
+from nenyax.cli.episode_view import episode_view, shown
 from nenyax.cli.html_replay import render_html
 from nenyax.cli.replay import render
 from nenyax.core import Judgment, Mode, ModelCall, PolicyInfo, Status, Step, Timing, Trajectory
@@ -120,6 +120,16 @@ def test_numeric_values_read_as_their_json_and_an_unchanged_prompt_is_not_repeat
         ("[0.25,2]", "0", None, None, "truncated"),
     ]
     assert view.policy == "reference: reference" and view.verdict("  ") == "score 1"
+
+
+def test_recorded_arrays_read_as_their_numbers_or_as_what_they_are():
+    small = {"__ndarray__": "float32", "values": [0.5, -1.0]}
+    image = {"__ndarray__": "uint8", "shape": [210, 160, 3], "data": "AAAA"}
+    assert shown(small) == "[0.5,-1.0]"
+    assert (
+        shown({"image": image, "pair": [small, 1]})
+        == '{"image":"<uint8 array of shape (210, 160, 3)>","pair":[[0.5,-1.0],1]}'
+    )
 
 
 def test_a_native_loop_is_replayed_call_by_call():

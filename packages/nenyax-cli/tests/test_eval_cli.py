@@ -198,9 +198,7 @@ def test_a_config_with_an_infinite_param_is_refused_and_an_eval_run_names_its_co
 
 
 def _played(run_dir):
-    return sorted(
-        (t.task_id, t.info["sample"], t.status.value, t.judgment, t.steps) for t in load_run(run_dir).trajectories
-    )
+    return sorted((t.task_id, t.sample, t.status.value, t.judgment, t.steps) for t in load_run(run_dir).trajectories)
 
 
 def test_backend_process_records_the_same_run_as_in_process(site, tmp_path):
@@ -237,3 +235,44 @@ def test_a_resumed_run_may_change_its_backend(site, tmp_path):
     assert done.returncode == 0, done.stderr
     assert sorted(t.task_id for t in load_run(run_dir).trajectories) == [f"add/0/{i}" for i in range(5)]
     assert json.loads(done.stdout)["episodes"] == 5
+
+
+def _pairs(run):
+    return sorted((t.task_id, t.sample) for t in load_run(run).trajectories)
+
+
+def test_resume_replays_the_episode_whose_line_a_killed_writer_cut_off(site, tmp_path):
+    run = tmp_path / "r"
+    args = ("arith:add?size=4", "--policy", "reference", "--tasks", "2", "-k", "2")
+    assert nenyax(site, "eval", *args, "--out", str(run)).returncode == 0
+    everything = _pairs(run)
+    (run / "summary.json").unlink()
+    jsonl = run / "trajectories.jsonl"
+    lines = jsonl.read_bytes().splitlines(keepends=True)
+    cut = lines[-1][: len(lines[-1]) // 2]
+    jsonl.write_bytes(b"".join(lines[:-1]) + cut)  # killed half way through its last line
+    resumed = nenyax(site, "eval", "--resume", str(run))
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"left {len(cut):,} bytes of a cut-off last line in {jsonl}" in resumed.stderr
+    assert "3 episode(s) already recorded, 1 to play" in resumed.stderr
+    assert _pairs(run) == everything and len(everything) == 4  # the cut episode played again, nothing twice
+    assert len(jsonl.read_bytes().splitlines()) == 4
+
+
+def test_resume_reads_records_that_kept_the_sample_in_info(site, tmp_path):
+    # Schema 1.0 (before `sample` was a field): the sample index sat in `info`, where `eval --resume` read it.
+    run = tmp_path / "r"
+    args = ("arith:add?size=4", "--policy", "reference", "--tasks", "2", "-k", "2")
+    assert nenyax(site, "eval", *args, "--out", str(run)).returncode == 0
+    (run / "summary.json").unlink()
+    jsonl = run / "trajectories.jsonl"
+    old = []
+    for line in jsonl.read_text().splitlines()[:3]:
+        record = json.loads(line)
+        record["info"] = {"sample": record.pop("sample"), "agent": record.pop("agent")}
+        old.append(json.dumps({**record, "schema_version": 1}))
+    jsonl.write_text("\n".join(old) + "\n")
+    resumed = nenyax(site, "eval", "--resume", str(run), "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["episodes"] == 4 and json.loads(resumed.stdout)["resumed"] == 3
+    assert len(set(_pairs(run))) == 4 and all(t.info == {} for t in load_run(run).trajectories)

@@ -39,8 +39,7 @@ def registry():
 def _played(trajectories):
     """What must not depend on where an episode ran (its id and timing do)."""
     return [
-        (t.task_id, t.seed, t.info["sample"], t.status, t.judgment, t.policy, t.steps, t.manifest_digest)
-        for t in trajectories
+        (t.task_id, t.seed, t.sample, t.status, t.judgment, t.policy, t.steps, t.manifest_digest) for t in trajectories
     ]
 
 
@@ -48,7 +47,7 @@ def _groups(trajectories):
     """The partition into groups, without the group ids themselves (fresh per run)."""
     members = {}
     for t in trajectories:
-        members.setdefault(t.group_id, []).append((t.task_id, t.info["sample"]))
+        members.setdefault(t.group_id, []).append((t.task_id, t.sample))
     return sorted(sorted(m) for m in members.values())
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import attrs
 import pytest
 
 from nenyax.core import Endpoint, InfraFailure, Mode, Registry, Status, Tier, check, load
@@ -124,13 +125,28 @@ def test_task_mode_runs_the_harness_agents_in_a_sandbox(registry, shelltask):
     env = load(shelltask, registry=registry)
     solved = env.rollout("reference", task="world")
     idle = env.rollout("null", task="world")
-    assert solved.mode is Mode.TASK and solved.score == 1.0 and solved.info["agent"] == "reference"
-    assert idle.score == 0.0 and idle.status is Status.OK and idle.info["agent"] == "null"
+    assert solved.mode is Mode.TASK and solved.score == 1.0 and solved.agent == "reference"
+    assert idle.score == 0.0 and idle.status is Status.OK and idle.agent == "null"
     assert solved.info["image"].startswith("sha256:")
     model = env.rollout(lambda messages: "echo world > answer.txt", task="world")
-    assert model.info["agent"] == "model" and model.score == 1.0 and len(model.model_calls) == 1
+    assert model.agent == "model" and model.score == 1.0 and len(model.model_calls) == 1
 
 
 def test_check_reaches_audited_in_task_mode(registry, shelltask):
     report = check(shelltask, registry=registry, samples=3)
     assert report.tier is Tier.AUDITED, [r.evidence for r in report.results if r.outcome.value != "passed"]
+
+
+class _InfoNamingSample(ToolMathEnvironment):
+    """toolmath, whose own info happens to use the words Nenyax once kept there."""
+
+    async def run(self, episode):
+        result = await super().run(episode)
+        return attrs.evolve(result, info={"sample": 99, "agent": "its harness"})
+
+
+def test_a_native_environment_s_info_is_its_own_and_never_overwrites_the_sample():
+    env = _InfoNamingSample("toolmath:mul")
+    trajs = env.rollouts("reference", ["mul/0"], n=2)
+    assert sorted(t.sample for t in trajs) == [0, 1] and {t.agent for t in trajs} == {"model"}
+    assert all(t.info == {"sample": 99, "agent": "its harness"} for t in trajs)

@@ -14,7 +14,7 @@ import pytest
 
 from nenyax.core.contract.trajectory import PolicyInfo, Status
 from nenyax.core.engine.rundirs import new_run_dir, read_config
-from nenyax.core.engine.sinks import Sink, read_trajectories
+from nenyax.core.engine.sinks import JsonlSink, read_trajectories
 from nenyax.core.errors import InfraFailure, PolicyFailure, RetryablePolicyFailure, UsageError
 from nenyax.testing.fakes import ArithEnvironment, ArithSession
 
@@ -248,14 +248,14 @@ def test_rollouts_stream_groups_to_jsonl_with_bounded_concurrency(env, tmp_path)
 
 def test_sink_appends_and_reader_skips_a_cut_last_line(env, tmp_path):
     path = tmp_path / "t.jsonl"
-    with Sink(path) as sink:
+    with JsonlSink(path) as sink:
         sink.write(env.rollout("reference"))
-    with Sink(path) as sink:
+    with JsonlSink(path) as sink:
         sink.write(env.rollout("null"))
     with path.open("ab") as f:
         f.write(b'{"env_uri": "arith:add", "cut sho')
     assert [t.policy.kind for t in read_trajectories(path)] == ["reference", "null"]
-    with Sink(path) as sink:  # resuming after the crash: the fragment goes, the file stays readable
+    with JsonlSink(path) as sink:  # resuming after the crash: the fragment goes, the file stays readable
         sink.write(env.rollout("random"))
     assert [t.policy.kind for t in read_trajectories(path)] == ["reference", "null", "random"]
 

@@ -4,10 +4,12 @@ nenyax-core is tested alone (no adapter can be installed with it), so the episod
 `nenyax.testing.fakes`; the CLI's and the integration suite's tests run the same code on reasoning-gym.
 """
 
+import logging
 import math
 from itertools import combinations
 
 import attrs
+import orjson
 import pytest
 
 from nenyax.core import load_run
@@ -18,11 +20,12 @@ from nenyax.core.engine.rundirs import (
     create_run,
     nenyax_versions,
     read_config,
+    read_summary,
     record_manifest,
     write_summary,
 )
 from nenyax.core.engine.runner import Job, run_jobs
-from nenyax.core.engine.sinks import Sink
+from nenyax.core.engine.sinks import JsonlSink, read_trajectories
 from nenyax.core.engine.summary import Tally, pass_at_k, summarize
 from nenyax.core.engine.sync import run_sync
 from nenyax.core.errors import UsageError
@@ -48,9 +51,10 @@ def test_pass_at_k_is_the_unbiased_estimator(n, c, k):
 
 def test_samples_share_a_group_and_record_their_index(env):
     trajs = env.rollouts("reference", 2, n=3)
-    assert sorted((t.task_id, t.info["sample"]) for t in trajs) == sorted(
+    assert sorted((t.task_id, t.sample) for t in trajs) == sorted(
         (task, k) for task in env.task_ids(limit=2) for k in range(3)
     )
+    assert all(t.info == {} for t in trajs)  # a typed field, never the environment's info
     for task in env.task_ids(limit=2):
         assert len({t.group_id for t in trajs if t.task_id == task}) == 1
 
@@ -59,7 +63,7 @@ def test_run_jobs_plays_exactly_the_jobs_given(env, tmp_path):
     task = env.task_ids(limit=1)[0]
     jobs = [Job(task, "g", 1), Job(task, "g", 3)]
     trajs = run_sync(run_jobs(env, env_policy("reference"), jobs, sink=tmp_path / "t.jsonl"))
-    assert [(t.info["sample"], t.group_id) for t in trajs] == [(1, "g"), (3, "g")]
+    assert [(t.sample, t.group_id) for t in trajs] == [(1, "g"), (3, "g")]
     assert len((tmp_path / "t.jsonl").read_bytes().splitlines()) == 2
 
 
@@ -144,12 +148,59 @@ def test_a_used_directory_is_refused_and_a_missing_one_is_not_a_run(env, tmp_pat
 
 def test_an_unfinished_run_has_no_summary_and_drops_a_cut_line(env, tmp_path):
     create_run(tmp_path / "r", {"uri": env.uri}, env.manifest)
-    with Sink(tmp_path / "r" / TRAJECTORIES) as sink:
+    with JsonlSink(tmp_path / "r" / TRAJECTORIES) as sink:
         sink.write(env.rollout("reference"))
     with (tmp_path / "r" / TRAJECTORIES).open("ab") as f:
         f.write(b'{"env_uri": "arith:add", "cut')  # a write killed half way
     run = load_run(tmp_path / "r")
     assert run.summary is None and len(run.trajectories) == 1
+
+
+def test_the_reader_says_how_many_bytes_of_a_cut_off_line_it_left(env, tmp_path, caplog):
+    path = tmp_path / TRAJECTORIES
+    with JsonlSink(path) as sink:
+        sink.write(env.rollout("reference"))
+    whole = serde.dumps(env.rollout("null"))
+    cut = (whole * 3)[:-5]  # over 1,000 bytes of a line no reader can parse: a writer killed mid-line
+    with path.open("ab") as f:
+        f.write(cut)
+    recorded = read_trajectories(path)
+    assert recorded.cut_off == 0  # nothing is known before it is read
+    with caplog.at_level(logging.WARNING, logger="nenyax"):
+        assert [t.policy.kind for t in recorded] == ["reference"]
+    assert recorded.cut_off == len(cut) > 1000
+    assert recorded.cut_off_note.startswith(f"left {len(cut):,} bytes of a cut-off last line in {path}")
+    assert [r.getMessage() for r in caplog.records] == [recorded.cut_off_note]
+    quiet = read_trajectories(path, warn=False)
+    caplog.clear()
+    assert len(list(quiet)) == 1 and quiet.cut_off == len(cut) and not caplog.records
+    clean = tmp_path / "clean.jsonl"
+    clean.write_bytes(whole + b"\n")
+    done = read_trajectories(clean)
+    assert len(list(done)) == 1 and done.cut_off == 0 and done.cut_off_note is None
+
+
+def test_a_whole_last_record_that_lost_only_its_newline_is_kept_by_reader_and_sink(env, tmp_path):
+    path = tmp_path / TRAJECTORIES
+    path.write_bytes(serde.dumps(env.rollout("reference")) + b"\n" + serde.dumps(env.rollout("null")))
+    assert [t.policy.kind for t in read_trajectories(path)] == ["reference", "null"]
+    with JsonlSink(path) as sink:  # the sink gives it its newline back rather than dropping a whole episode
+        sink.write(env.rollout("random"))
+    assert [t.policy.kind for t in read_trajectories(path)] == ["reference", "null", "random"]
+
+
+def test_the_summary_is_written_and_read_by_serde_and_keeps_a_newer_version_s_fields(env, tmp_path):
+    summary = summarize(env.rollouts("reference", 3), wall_s=1.5)
+    write_summary(tmp_path, summary)
+    data = orjson.loads((tmp_path / "summary.json").read_bytes())
+    assert data == orjson.loads(serde.dumps(summary)) and data["schema_version"] == "1.1"
+    assert read_summary(tmp_path) == summary
+    (tmp_path / "summary.json").write_bytes(orjson.dumps({**data, "schema_version": "1.4", "cost": 2}))
+    newer = read_summary(tmp_path)
+    assert attrs.evolve(newer, schema_version=summary.schema_version) == summary
+    assert newer.unknown_fields == {"cost": 2}
+    write_summary(tmp_path, newer)
+    assert orjson.loads((tmp_path / "summary.json").read_bytes())["cost"] == 2
 
 
 def test_a_run_started_before_its_environment_loaded_records_the_manifest_later(env, tmp_path):

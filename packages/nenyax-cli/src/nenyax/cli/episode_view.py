@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 import orjson
 
+from nenyax.core.contract import arrays
 from nenyax.core.contract.trajectory import ModelCall, Status, Trajectory
 
 _NO_SCORE = {
@@ -24,10 +25,24 @@ _NO_SCORE = {
 
 
 def shown(value: Any) -> str:
-    """How a recorded value reads: text as it is, anything else as compact JSON."""
+    """How a recorded value reads: text as it is, anything else as compact JSON (arrays as their numbers)."""
     if isinstance(value, str):
         return value
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY, default=repr).decode()
+    readable = _readable(value)
+    return orjson.dumps(readable, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY, default=repr).decode()
+
+
+def _readable(value: Any) -> Any:
+    # Core's array records: a short array's numbers as a list; a large one's bytes as a note of what it is.
+    if isinstance(value, dict):
+        if arrays.is_encoded(value) and isinstance(value[arrays.TAG], str):
+            if "values" in value:
+                return value["values"]
+            return f"<{value[arrays.TAG]} array of shape {tuple(value.get('shape') or ())}>"
+        return {k: _readable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_readable(v) for v in value]
+    return value
 
 
 def _count(ids: tuple[int, ...] | None, reported: Any) -> int | None:

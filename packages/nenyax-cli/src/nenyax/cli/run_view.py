@@ -131,7 +131,7 @@ def _row(index: int, traj: Trajectory) -> dict[str, object]:
     return {
         "i": index,
         "task": view.task_id or "",
-        "sample": int(traj.info.get("sample", 0)),
+        "sample": traj.sample,
         "status": view.status.value,
         "ok": view.status.trainable and view.judged,
         "score": view.score,

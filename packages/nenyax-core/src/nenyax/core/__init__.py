@@ -74,7 +74,7 @@ _EXPORTS: dict[str, str] = {
         ("CallablePolicy", "NullPolicy", "Policy", "RandomPolicy", "ReferencePolicy", "Turn", "as_policy"),
         "nenyax.core.engine.policies",
     ),
-    **dict.fromkeys(("Sink", "read_trajectories"), "nenyax.core.engine.sinks"),
+    **dict.fromkeys(("TrajectoryFile", "read_trajectories"), "nenyax.core.engine.sinks"),
     **dict.fromkeys(("Run", "RunConfig", "load_run", "new_run_dir"), "nenyax.core.engine.rundirs"),
     **dict.fromkeys(("Summary", "summarize"), "nenyax.core.engine.summary"),
     **dict.fromkeys(("EnvironmentSpec", "load"), "nenyax.core.engine.loader"),
@@ -157,7 +157,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     )
     from nenyax.core.engine.rundirs import Run, RunConfig, load_run, new_run_dir
     from nenyax.core.engine.session import Session
-    from nenyax.core.engine.sinks import JsonlSink, Sink, read_trajectories
+    from nenyax.core.engine.sinks import JsonlSink, TrajectoryFile, read_trajectories
     from nenyax.core.engine.summary import Summary, summarize
     from nenyax.core.errors import (
         BadURIError,

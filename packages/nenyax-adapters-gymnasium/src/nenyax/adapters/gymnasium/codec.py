@@ -1,8 +1,8 @@
 """The text codec: how a chat model reads a gymnasium observation and writes an action.
 
 The model is told what the action space accepts and answers with the action inside
-``<action></action>``: a JSON value in the layout of `spaces.to_json` (an integer, a list, an
-object), an action's name where the env's actions have names, or raw text for a ``Text`` space.
+``<action></action>``: a JSON value in the space's plain layout (`spaces.to_json(..., plain=True)`: an
+integer, a list, an object), an action's name where the env's actions have names, or raw text for a ``Text`` space.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def _rounded(value: Any) -> Any:
 
 def format_value(space: spaces.Space[Any], value: Any) -> str:
     """`value` as compact text: JSON with floats to 4 significant digits."""
-    data = to_json(space, value)
+    data = to_json(space, value, plain=True)  # numbers as lists: a model reads them, not core's array records
     return json.dumps(_rounded(data), separators=(", ", ": "))
 
 

@@ -97,8 +97,8 @@ class GymEnvironment(StepEnvironment):
             description=" ".join(description.split())[:500],
             splits=(Split(name="seeds", count=self.spec.tasks),),
             observation=(
-                f"{_stable(self.observation_space)}, stored in steps as JSON (lists of numbers, ints, objects; arrays "
-                "of more than 1024 numbers as {'__ndarray__': {dtype, shape, base64 data}})."
+                f"{_stable(self.observation_space)}, stored in steps as JSON (ints, strings, lists, objects; arrays "
+                "as {'__ndarray__': dtype, 'values': [...]}, or with 'shape' and base64 'data' past 64 numbers)."
             ),
             action=(
                 f"{_stable(self.action_space)}; chat models answer inside <action></action> (see the system prompt)."

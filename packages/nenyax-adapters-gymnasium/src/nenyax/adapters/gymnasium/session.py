@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gymnasium import spaces
-from nenyax.adapters.gymnasium import arrays, codec
+from nenyax.adapters.gymnasium import codec
 from nenyax.adapters.gymnasium.spaces import coerce_action, jsonable, null_action, to_json
 from nenyax.adapters.gymnasium.wrappers import bookkeeping_free
+from nenyax.core.contract.arrays import encode
 from nenyax.core.contract.trajectory import Step
 from nenyax.core.engine.session import Session
 from nenyax.core.errors import PolicyFailure, RetryablePolicyFailure, UnsupportedPolicyError
@@ -85,7 +86,11 @@ class GymSession(Session):
             native, action_json = coerce_action(self._act_space, action)
         obs = self._obs
         # Encoded before the step: an env may reuse its observation buffer in place.
-        observation_json = None if self._record == "none" else self.recorded_observation(obs)
+        observation_json: Any
+        if self._array_obs and type(obs) is np.ndarray and self._record != "none":
+            observation_json = encode(obs)  # the hot path of CartPole-like envs, without a method call
+        else:
+            observation_json = None if self._record == "none" else self.recorded_observation(obs)
         try:
             obs, reward, terminated, truncated, info = self._core.step(native)
         except BaseException:
@@ -114,9 +119,9 @@ class GymSession(Session):
         )
 
     def recorded_observation(self, observation: Any) -> Any:
-        """The JSON form of a native observation: lists for small arrays, dtype/shape/base64 for large ones."""
-        if self._array_obs and type(observation) is np.ndarray and observation.size < arrays.COMPACT_MIN_ELEMENTS:
-            return observation.tolist()  # the hot path of CartPole-like envs
+        """The JSON form of a native observation: arrays in core's encoding (dtype, shape, numbers or bytes)."""
+        if self._array_obs and type(observation) is np.ndarray:
+            return encode(observation)  # the hot path of CartPole-like envs
         return to_json(self._obs_space, observation)
 
     def close(self) -> None:

@@ -1,10 +1,12 @@
 """Gymnasium spaces <-> JSON-native values, action validation and the per-space null action.
 
 Trajectories hold JSON-native values only (so a JSONL record reads back equal), while policies and
-the environment exchange native numpy values. The conversion follows each space's own
-``to_jsonable``/``from_jsonable`` layout for a single value (``Box`` -> nested lists, ``Discrete`` ->
-int, ``Text`` -> str); ``Tuple`` and ``Dict`` are walked here because their own methods work on
-batches (a Tuple's ``to_jsonable`` transposes a batch into one list per sub-space).
+the environment exchange native numpy values. Arrays (``Box``, ``MultiDiscrete``, ``MultiBinary``)
+are recorded in nenyax-core's one encoding (`nenyax.core.contract.arrays`: dtype, shape, and the
+numbers or, for large arrays, the bytes); other spaces follow their own ``to_jsonable`` /
+``from_jsonable`` layout for a single value (``Discrete`` -> int, ``Text`` -> str); ``Tuple`` and
+``Dict`` are walked here because their own methods work on batches (a Tuple's ``to_jsonable``
+transposes a batch into one list per sub-space).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from gymnasium import spaces
-from nenyax.adapters.gymnasium import arrays
+from nenyax.core.contract import arrays
 from nenyax.core.errors import PolicyFailure
 
 SUPPORTED = (
@@ -30,20 +32,23 @@ SUPPORTED = (
 """Space types with a JSON layout, a null action and a text codec."""
 
 
-def to_json(space: spaces.Space[Any], value: Any) -> Any:
-    """A JSON-native copy of `value`, an element of `space`."""
+def to_json(space: spaces.Space[Any], value: Any, *, plain: bool = False) -> Any:
+    """A JSON-native copy of `value`, an element of `space`: arrays in core's encoding, as records keep them.
+
+    With `plain`, arrays are nested lists instead (the space's own layout): what a chat model reads and writes.
+    """
     if isinstance(value, np.ndarray) and isinstance(space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary):
-        return arrays.record(value)  # the common case first: one call, no copy
+        return value.tolist() if plain else arrays.encode(value)  # the common case first: one call
     if isinstance(space, spaces.Discrete):
         return int(value)
     if isinstance(space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary):
-        return arrays.record(np.asarray(value))
+        return to_json(space, np.asarray(value), plain=plain)
     if isinstance(space, spaces.Text):
         return str(value)
     if isinstance(space, spaces.Tuple):
-        return [to_json(sub, v) for sub, v in zip(space.spaces, value, strict=True)]
+        return [to_json(sub, v, plain=plain) for sub, v in zip(space.spaces, value, strict=True)]
     if isinstance(space, spaces.Dict):
-        return {key: to_json(sub, value[key]) for key, sub in space.spaces.items()}
+        return {key: to_json(sub, value[key], plain=plain) for key, sub in space.spaces.items()}
     # Graph, Sequence, OneOf...: the space's own layout for a batch of one.
     return jsonable(space.to_jsonable([value])[0])
 
@@ -66,7 +71,9 @@ def from_json(space: spaces.Space[Any], value: Any) -> Any:
             raise ValueError(msg)
         return np.int64(value)
     if isinstance(space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary):
-        array = arrays.decode(value) if arrays.is_compact(value) else np.asarray(value)
+        # A recorded value (core's encoding; the gymnasium adapter's older bytes form is the same), or
+        # plain numbers from a policy.
+        array = arrays.decode(value) if arrays.is_encoded(value) else np.asarray(value)
         if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
             msg = f"expected numbers, got {value!r}"
             raise ValueError(msg)
@@ -150,13 +157,13 @@ def null_action(space: spaces.Space[Any]) -> Any:
 
 
 def jsonable(value: Any) -> Any:
-    """Plain JSON data from an info dict's values (numpy arrays and scalars, tuples, nested dicts)."""
+    """Plain JSON data from an info dict's values (numpy arrays in core's encoding, scalars, tuples, nested dicts)."""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
-        return arrays.encode(value) if value.size >= arrays.COMPACT_MIN_ELEMENTS else jsonable(value.tolist())
+        return arrays.encode(value) if value.dtype.kind in "biufc" else jsonable(value.tolist())
     if isinstance(value, np.generic):
         return jsonable(value.item())
     if isinstance(value, float) and not math.isfinite(value):

@@ -15,7 +15,7 @@ from nenyax.cli.eval_report import print_summary
 from nenyax.cli.params import constrain_option, merged_params, param_option, policy_or_model, provider_table
 from nenyax.cli.progress import bar, prepare_model, watching
 from nenyax.cli.run_config import COMMANDS_WITH_CONFIG, config_option, settings_to_options
-from nenyax.core import Endpoint, UsageError, load
+from nenyax.core import Endpoint, UsageError, load, serde
 from nenyax.core.contract.events import EpisodeEnded, Observer
 from nenyax.core.contract.trajectory import new_id
 from nenyax.core.engine.executors import BACKENDS, DEFAULT_BACKEND
@@ -112,12 +112,17 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
                 if_taken=f"name a new directory with --out, or finish that run with --resume {out}",
             )
             done: list[Any] = []
+            cut_off = None
         else:
-            done = list(read_trajectories(jsonl)) if jsonl.exists() else []
+            recorded = read_trajectories(jsonl, warn=False)  # said below, in the command's words
+            done = list(recorded) if jsonl.exists() else []
+            cut_off = recorded.cut_off_note  # that episode is missing, so it is played again below
         jobs = _missing_jobs(ids, samples, done)
         if not as_json:
             click.echo(f"{settings['uri']}: {len(ids)} task(s) x {samples} sample(s) -> {out}", err=True)
-            if done:
+            if cut_off:
+                click.echo(f"resuming: {cut_off}", err=True)
+            if done or cut_off:
                 click.echo(f"resuming: {len(done)} episode(s) already recorded, {len(jobs)} to play", err=True)
         if isinstance(player, Endpoint) and backend != "process":  # workers load their own copy
             prepare_model(player, quiet)  # the load is its own wait, not the first episode's
@@ -155,7 +160,8 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
     summary = tally.summary(samples=samples, wall_s=wall, resumed=len(done))
     write_summary(out, summary)
     if as_json:
-        click.echo(orjson.dumps({"run_dir": str(out), **summary.to_data()}, option=orjson.OPT_INDENT_2).decode())
+        data = {"run_dir": str(out), **serde.to_data(summary)}
+        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     else:
         print_summary(summary, out, player_name(settings))
 
@@ -209,7 +215,7 @@ async def _run_and_close(
 
 def _missing_jobs(ids: list[str], samples: int, done: list[Any]) -> list[Job]:
     """Every (task, sample) not yet recorded, each task's samples under the group id it already has."""
-    seen = {(t.task_id, int(t.info.get("sample", 0))) for t in done}
+    seen = {(t.task_id, t.sample) for t in done}
     groups = {t.task_id: t.group_id for t in done if t.group_id is not None}
     jobs: list[Job] = []
     for task in ids:

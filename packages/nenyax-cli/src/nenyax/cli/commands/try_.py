@@ -20,7 +20,7 @@ from nenyax.core.contract import serde
 from nenyax.core.contract.uri import MAX_SEED
 from nenyax.core.engine.policies import BUILTIN_POLICIES
 from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, write_summary
-from nenyax.core.engine.sinks import Sink
+from nenyax.core.engine.sinks import JsonlSink
 from nenyax.core.engine.summary import summarize
 
 
@@ -108,13 +108,13 @@ def try_command(
         env.close()
     written = []
     if save is not None and save.suffix == ".jsonl":
-        with Sink(save) as sink:
+        with JsonlSink(save) as sink:
             sink.write(traj)
         written.append(str(save))
     elif save is not None:
         settings = _settings(uri, policy, model, task, seed, timeout, sampling, base_url, api_key_env, constrain)
         create_run(save, settings, manifest, extra={"played_task": traj.task_id, "played_seed": traj.seed})
-        with Sink(save / TRAJECTORIES) as sink:
+        with JsonlSink(save / TRAJECTORIES) as sink:
             sink.write(traj)
         write_summary(save, summarize([traj], wall_s=time.perf_counter() - started))
         written.append(f"{save}/")

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from nenyax.core.contract.schema import SCHEMA_VERSION
+from nenyax.core.contract.schema import SCHEMA_VERSION, Record, SchemaVersion
 from nenyax.core.errors import ManifestError
 
 
@@ -23,7 +23,7 @@ class Mode(enum.Enum):
 
 
 @attrs.frozen(kw_only=True)
-class Split:
+class Split(Record):
     """A named set of tasks and how many it holds."""
 
     name: str
@@ -33,7 +33,7 @@ class Split:
 
 
 @attrs.frozen(kw_only=True)
-class Capabilities:
+class Capabilities(Record):
     """Claims about an environment; each one is verified by `nenyax check`."""
 
     seeded: bool = False
@@ -61,7 +61,7 @@ class Capabilities:
 
 
 @attrs.frozen(kw_only=True)
-class Manifest:
+class Manifest(Record):
     """What an environment is: identity, format, mode, tasks and the shape of its I/O."""
 
     uri: str = attrs.field()
@@ -90,7 +90,7 @@ class Manifest:
     """Format-specific facts worth recording (JSON-able)."""
     capabilities: Capabilities = attrs.field(factory=Capabilities)
     """What the environment claims it can do."""
-    schema_version: int = SCHEMA_VERSION
+    schema_version: SchemaVersion = SCHEMA_VERSION
     """Layout version of the persisted record."""
 
     @uri.validator

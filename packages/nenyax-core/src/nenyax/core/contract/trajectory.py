@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 
 from nenyax.core.contract.manifest import Mode
-from nenyax.core.contract.schema import SCHEMA_VERSION
+from nenyax.core.contract.schema import SCHEMA_VERSION, Record, SchemaVersion
 
 
 class Status(enum.Enum):
@@ -64,7 +64,7 @@ def new_id() -> str:
 
 
 @attrs.frozen(kw_only=True)
-class Judgment:
+class Judgment(Record):
     """The verdict on one finished episode, the same shape in every format."""
 
     score: float = attrs.field(converter=float, validator=_finite)
@@ -80,7 +80,7 @@ class Judgment:
 
 
 @attrs.frozen(kw_only=True)
-class Step:
+class Step(Record):
     """One action in a step-mode episode and what the environment answered."""
 
     observation: Any
@@ -105,7 +105,7 @@ class Step:
 
 
 @attrs.frozen(kw_only=True)
-class ModelCall:
+class ModelCall(Record):
     """One request to a chat model and its response, as recorded by an Endpoint or the proxy."""
 
     messages: tuple[dict[str, Any], ...]
@@ -144,7 +144,7 @@ class ModelCall:
 
 
 @attrs.frozen(kw_only=True)
-class ToolCall:
+class ToolCall(Record):
     """One call of a tool the format exposes: a step-mode tool action, or a native loop's tool message."""
 
     name: str
@@ -170,7 +170,7 @@ class ToolCall:
 
 
 @attrs.frozen(kw_only=True)
-class PolicyInfo:
+class PolicyInfo(Record):
     """Which policy or model produced a trajectory: the "model path"."""
 
     kind: str
@@ -186,7 +186,7 @@ class PolicyInfo:
 
 
 @attrs.frozen(kw_only=True)
-class Timing:
+class Timing(Record):
     """Wall-clock bounds of an episode (Unix seconds)."""
 
     started: float
@@ -199,7 +199,7 @@ class Timing:
 
 
 @attrs.frozen(kw_only=True)
-class Trajectory:
+class Trajectory(Record):
     """One episode, in any mode, judged the same way everywhere."""
 
     env_uri: str
@@ -232,12 +232,18 @@ class Trajectory:
     """One sentence about the failure, for any status but ``ok``."""
     group_id: str | None = None
     """Shared by trajectories of the same task from the same policy (GRPO groups)."""
+    sample: int = 0
+    """Which repeat of its task in a run this episode is (0, 1, ...): what `eval --resume` skips by."""
+    agent: str | None = None
+    """Task mode: the agent the harness ran (``model``, ``reference``, ``null``, ``random``); rollout mode:
+    ``model``; None in step mode, where the policy itself acts. (The policy's revision is `policy.revision`.)"""
     info: dict[str, Any] = attrs.field(factory=dict)
-    """Format-specific facts about the episode (JSON-able): a harness's logs, a sandbox image digest..."""
+    """The environment's own facts about the episode (JSON-able): a harness's logs, a sandbox image
+    digest... Nothing of Nenyax's goes here: what tools rely on has a field of its own."""
     id: str = attrs.field(factory=new_id)
     """Unique id of this trajectory, made when the episode starts: the proxy route, the events and the
     sink all carry it."""
-    schema_version: int = SCHEMA_VERSION
+    schema_version: SchemaVersion = SCHEMA_VERSION
     """Layout version of the persisted record."""
 
     @property

@@ -84,7 +84,7 @@ def publish_played_elsewhere(observers: Observers, trajectory: Trajectory) -> No
             env_uri=trajectory.env_uri,
             task_id=trajectory.task_id,
             seed=trajectory.seed,
-            sample=int(trajectory.info.get("sample", 0)),
+            sample=trajectory.sample,
             group_id=trajectory.group_id,
             policy=trajectory.policy,
             started=started,

@@ -240,6 +240,8 @@ async def run_native_episode(
         timing=Timing(started=started, ended=ended),
         error=error,
         group_id=group_id,
-        info={"agent": agent, "sample": sample, **(result.info if result is not None else {})},
+        sample=sample,
+        agent=agent,
+        info=dict(result.info) if result is not None else {},  # the environment's alone: nothing merged in
         id=recorder.id,
     )

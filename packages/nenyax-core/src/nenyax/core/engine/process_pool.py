@@ -238,7 +238,7 @@ class _Run:
             timing=Timing(started=dealt, ended=time.time()),
             error=f"The worker process playing this episode {how} before the episode ended; it was not replayed.",
             group_id=job.group_id,
-            info={"sample": job.sample},
+            sample=job.sample,
         )
 
     def _stop_all(self) -> None:

@@ -182,7 +182,7 @@ def write_summary(path: str | Path, summary: Summary) -> None:
     """Write `summary.json` (replacing it atomically, so a killed write never leaves half a file)."""
     target = Path(path) / SUMMARY
     partial = target.with_suffix(".json.partial")
-    partial.write_bytes(orjson.dumps(summary.to_data(), option=orjson.OPT_INDENT_2) + b"\n")
+    partial.write_bytes(orjson.dumps(serde.to_data(summary), option=orjson.OPT_INDENT_2) + b"\n")
     partial.replace(target)
 
 
@@ -191,7 +191,7 @@ def read_summary(path: str | Path) -> Summary | None:
     target = Path(path) / SUMMARY
     if not target.exists():
         return None
-    return Summary.from_data(orjson.loads(target.read_bytes()))
+    return serde.loads(target.read_bytes(), Summary)
 
 
 def load_run(path: str | Path) -> Run:

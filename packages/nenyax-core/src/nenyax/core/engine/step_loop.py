@@ -381,7 +381,7 @@ async def run_step_episode(
         timing=Timing(started=started, ended=time.time()),
         error=episode.error,
         group_id=group_id,
-        info={"sample": sample},  # which repeat of the task this is: what `eval --resume` skips by
+        sample=sample,
         id=episode.recorder.id,
     )
     if episode.status is Status.INTERRUPTED:

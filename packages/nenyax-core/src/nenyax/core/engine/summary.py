@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
 
 import attrs
 
+from nenyax.core.contract.schema import SCHEMA_VERSION, Record, SchemaVersion
 from nenyax.core.contract.trajectory import Status, Trajectory
 
 Z_95 = 1.959963984540054
@@ -58,8 +58,8 @@ def tokens(traj: Trajectory) -> tuple[int, int]:
 
 
 @attrs.frozen(kw_only=True)
-class Summary:
-    """The figures of one run, as `summary.json` holds them."""
+class Summary(Record):
+    """The figures of one run, as `summary.json` holds them (written and read by `serde`, as every record)."""
 
     episodes: int
     """Every episode recorded, whatever its status."""
@@ -89,21 +89,8 @@ class Summary:
     """Episodes that invocation played, per second of `wall_s`."""
     resumed: int = 0
     """Episodes already recorded when the finishing invocation started (0 unless it was ``--resume``)."""
-
-    def to_data(self) -> dict[str, Any]:
-        """JSON-able form (what `summary.json` holds)."""
-        data = attrs.asdict(self)
-        data["ci95"] = list(self.ci95) if self.ci95 is not None else None
-        return data
-
-    @classmethod
-    def from_data(cls, data: dict[str, Any]) -> Summary:
-        """Read back what `to_data` wrote."""
-        fields = {f.name for f in attrs.fields(cls)}
-        values = {k: v for k, v in data.items() if k in fields}
-        if values.get("ci95") is not None:
-            values["ci95"] = tuple(values["ci95"])
-        return cls(**values)
+    schema_version: SchemaVersion = SCHEMA_VERSION
+    """Layout version of the persisted record (summaries written before 1.1 had none)."""
 
 
 class Tally:

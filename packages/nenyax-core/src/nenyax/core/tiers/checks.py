@@ -24,7 +24,7 @@ from nenyax.core.engine.answers import CONSTANT_ANSWERS, extract_answer
 from nenyax.core.engine.environment import Environment, StepEnvironment
 from nenyax.core.engine.loader import load
 from nenyax.core.engine.policies import CallablePolicy
-from nenyax.core.engine.sinks import Sink, read_trajectories
+from nenyax.core.engine.sinks import JsonlSink, read_trajectories
 from nenyax.core.errors import InfraFailure, UsageError, with_article
 from nenyax.core.plugins.registry import Registry
 from nenyax.core.tiers.elsewhere import other_hash_seed, replay_elsewhere
@@ -281,7 +281,7 @@ async def _model_path_recorded(ctx: Context) -> str:
     traj = await ctx.play(_playable_policy(env), task)
     with TemporaryDirectory() as tmp:
         path = Path(tmp) / "t.jsonl"
-        with Sink(path) as sink:
+        with JsonlSink(path) as sink:
             sink.write(traj)
         back = list(read_trajectories(path))
     if back != [traj]:

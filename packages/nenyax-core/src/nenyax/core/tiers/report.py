@@ -7,7 +7,7 @@ import enum
 import attrs
 
 from nenyax.core.contract.manifest import Manifest
-from nenyax.core.contract.schema import SCHEMA_VERSION
+from nenyax.core.contract.schema import SCHEMA_VERSION, Record, SchemaVersion
 from nenyax.core.contract.trajectory import Tier
 
 
@@ -20,7 +20,7 @@ class TierOutcome(enum.Enum):
 
 
 @attrs.frozen(kw_only=True)
-class TierResult:
+class TierResult(Record):
     """One check's outcome and the evidence for it."""
 
     id: str
@@ -35,7 +35,7 @@ class TierResult:
 
 
 @attrs.frozen(kw_only=True)
-class Floor:
+class Floor(Record):
     """What the audit measured: the best cheap policy's mean score against the reference's."""
 
     probe: str
@@ -51,7 +51,7 @@ class Floor:
 
 
 @attrs.frozen(kw_only=True)
-class TierReport:
+class TierReport(Record):
     """Every check run on one environment and the tier it reached."""
 
     uri: str
@@ -62,7 +62,7 @@ class TierReport:
     seed: int = 0
     floor: Floor | None = None
     """The audit's floor and margin, when the audit got that far."""
-    schema_version: int = SCHEMA_VERSION
+    schema_version: SchemaVersion = SCHEMA_VERSION
 
     @property
     def failed(self) -> tuple[TierResult, ...]:
