@@ -112,3 +112,79 @@ def test_every_episode_a_check_plays_reaches_on_episode():
     assert by_player["check probe: a raising policy"][0].status.value == "policy_error"
     assert by_player["check probe: an infrastructure outage"][0].status.value == "infra_error"
     assert any(name.startswith("check probe: a constant answer") for name in by_player)
+
+
+# An arith whose wrong answers still earn partial credit: every cheap policy scores `PARTIAL`, the reference 1.
+# No real environment has a floor at a chosen height, which is what pinning the margin needs. The right
+# answer is a sentence longer than the audit tries as a constant, so no constant scores above the floor.
+PARTIAL_CREDIT = """
+from nenyax.core.contract.trajectory import Judgment, Step
+from nenyax.testing.fakes import ArithAdapter, ArithEnvironment, ArithSession
+
+PARTIAL = {partial}
+
+
+class PartialSession(ArithSession):
+    def reference_action(self):
+        return f"{{self.a}} plus {{self.b}} makes {{self.a + self.b}}, added up carefully, digit by digit."
+
+    def act(self, action):
+        self.answer = str(action)
+        reward = 1.0 if self.answer == self.reference_action() else 0.0
+        return Step(observation=self.observation, action=action, reward=reward, terminated=True)
+
+    def judge(self, steps):
+        score = 1.0 if steps and steps[-1].reward == 1.0 else PARTIAL
+        return Judgment(score=score, passed=score == 1.0, judge="arith:partial")
+
+
+class PartialEnvironment(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        base = super().session(task, seed)
+        return PartialSession(self, base.task_id)
+
+
+class PartialAdapter(ArithAdapter):
+    def load(self, uri, context=None):
+        base = super().load(uri, context)
+        return PartialEnvironment(uri.raw, size=base.size, seed=base.seed)
+"""
+
+
+def _partial_credit_registry(tmp_path, monkeypatch, partial):
+    module = f"nenyax_partial_credit_{str(partial).replace('.', '_')}"
+    (tmp_path / f"{module}.py").write_text(PARTIAL_CREDIT.format(partial=partial))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return _registry(f"{module}:PartialAdapter")
+
+
+def _audit(report):
+    return {r.id: r for r in report.results if r.id.startswith("audited/")}
+
+
+def test_a_reference_a_little_above_the_floor_is_not_audited(tmp_path, monkeypatch):
+    registry = _partial_credit_registry(tmp_path, monkeypatch, 0.9)
+    report = check("arith:add?size=6", samples=6, margin=0.3, registry=registry)
+    audit = _audit(report)
+    # The reference beats the null policy on every task (1 > 0.9), but by 0.1 where 0.3 is required.
+    assert audit["audited/reference-beats-null"].outcome is Outcome.PASSED
+    floor_check = audit["audited/reference-beats-floor"]
+    assert floor_check.outcome is Outcome.FAILED
+    assert "a margin of 0.10 where 0.30 is required" in floor_check.evidence
+    assert report.tier < Tier.AUDITED
+    floor = report.floor
+    assert (floor.score, floor.reference, floor.required, floor.tasks) == (0.9, 1.0, 0.3, 6)
+    assert floor.margin == pytest.approx(0.1)
+
+
+def test_a_margin_exactly_the_one_required_is_audited_and_the_default_is_0_3(tmp_path, monkeypatch):
+    registry = _partial_credit_registry(tmp_path, monkeypatch, 0.5)
+    exact = check("arith:add?size=6", samples=6, margin=0.5, registry=registry)
+    assert _audit(exact)["audited/reference-beats-floor"].outcome is Outcome.PASSED
+    assert exact.floor.margin == 0.5 and exact.floor.required == 0.5
+    assert "a margin of 0.50 (0.50 required)" in _audit(exact)["audited/reference-beats-floor"].evidence
+    above = check("arith:add?size=6", samples=6, margin=0.51, registry=registry)
+    assert _audit(above)["audited/reference-beats-floor"].outcome is Outcome.FAILED
+    default = check("arith:add?size=6", samples=6, registry=_partial_credit_registry(tmp_path, monkeypatch, 0.75))
+    assert default.floor.required == 0.3 and default.floor.margin == 0.25
+    assert _audit(default)["audited/reference-beats-floor"].outcome is Outcome.FAILED
