@@ -74,13 +74,28 @@ def test_run_jobs_without_keeping_hands_every_episode_to_the_sink_and_the_callba
     assert len((tmp_path / "t.jsonl").read_bytes().splitlines()) == 5
 
 
-def test_a_tally_in_any_order_is_the_summary(env):
+def test_a_tally_in_any_order_gives_the_figures_worked_out_by_hand(env):
     trajs = env.rollouts("reference", 3, n=2)
+    failed_task = trajs[1].task_id
     trajs[1] = attrs.evolve(trajs[1], judgment=Judgment(score=0.0, passed=False))
-    tally = Tally()
-    for traj in reversed(trajs):  # episodes finish in any order
-        tally.add(traj)
-    assert tally.summary(samples=2, wall_s=1.0) == summarize(trajs, samples=2, wall_s=1.0)
+    for order in (trajs, list(reversed(trajs))):  # episodes finish in any order
+        tally = Tally()
+        for traj in order:
+            tally.add(traj)
+        summary = tally.summary(samples=2, wall_s=2.0, resumed=2)
+        # Scores 1, 0, 1, 1, 1, 1: mean 5/6; squared deviations 5 * (1/6)**2 + (5/6)**2 = 5/6 over 5 degrees.
+        assert (summary.episodes, summary.scored, summary.tasks, summary.samples) == (6, 6, 3, 2)
+        assert summary.mean == pytest.approx(5 / 6)
+        assert summary.stdev == pytest.approx(math.sqrt(1 / 6))
+        half = 1.959963984540054 * math.sqrt(1 / 6) / math.sqrt(6)
+        assert summary.ci95 == pytest.approx((5 / 6 - half, 5 / 6 + half))
+        # pass@1: one task passed 1 of 2 (1/2), two passed both; pass@2: every task passed at least once.
+        assert summary.pass_at_k == pytest.approx({"1": (0.5 + 1 + 1) / 3, "2": 1.0})
+        assert summary.statuses == {s.value: (6 if s is Status.OK else 0) for s in Status}
+        assert (summary.tokens_in, summary.tokens_out) == (0, 0)  # a policy, not a model: no tokens
+        assert summary.wall_s == 2.0 and summary.resumed == 2 and summary.episodes_per_s == 2.0  # 4 played in 2 s
+        assert summary.pass_threshold == 1.0
+    assert sum(t.task_id == failed_task for t in trajs) == 2
 
 
 def env_policy(name):
