@@ -305,3 +305,59 @@ def test_eval_mistakes_are_one_sentence(nenyax, tmp_path):
     (used / "x").write_text("x")
     refused = nenyax("eval", "arith:add", "--policy", "null", "--out", str(used))
     assert refused.exit_code == 2 and f"finish that run with --resume {used}" in refused.stderr
+
+
+def test_eval_resume_names_every_setting_that_changed(nenyax, tmp_path):
+    run = tmp_path / "r"
+    assert nenyax("eval", "arith:add?size=2", "--policy", "null", "--out", str(run), "-q").exit_code == 0
+    both = nenyax("eval", "--resume", str(run), "--samples", "2", "--pass-threshold", "0.5")
+    assert both.exit_code == 2 and "it differs in pass_threshold, samples. Drop those options" in both.stderr
+    added = nenyax("eval", "--resume", str(run), "--tasks", "1")  # a setting the run did not have
+    assert added.exit_code == 2 and "it differs in tasks." in added.stderr
+
+
+def test_eval_of_a_model_names_it_and_its_timeout_reaches_every_episode(nenyax, tmp_path):
+    """The scripted server stands in for a chat model (no real one answers on cue, slowly)."""
+    from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
+
+    with serving_in_thread(ScriptedModelServer(lambda messages: "<answer>2</answer>", latency=0.5)) as server:
+        model = ["--model", "openai:scripted", "--base-url", server.base_url, "--max-tokens", "8"]
+        run = tmp_path / "model"
+        done = nenyax("eval", "arith:add?size=2", *model, "--temperature", "0", "--out", str(run))
+        assert done.exit_code == 0, done.output
+        assert "openai:scripted" in done.stdout
+        provider = load_run(run).config.settings["provider"]
+        assert (provider["use"], provider["model"], provider["base_url"]) == ("openai", "scripted", server.base_url)
+        assert (provider["max_tokens"], provider["temperature"]) == (8, 0.0)
+        assert {r["status"] for r in _records(run)} == {"ok"}
+        assert {r["policy"]["name"] for r in _records(run)} == {"openai:scripted"}
+        late = tmp_path / "late"
+        timed = nenyax("eval", "arith:add?size=2", *model, "--timeout", "0.1", "--json", "--out", str(late))
+        assert timed.exit_code == 0, timed.output
+        summary = json.loads(timed.stdout)
+        assert summary["statuses"]["timeout"] == 2 and summary["scored"] == 0 and summary["mean"] is None
+
+
+def test_the_command_lines_policy_or_model_wins_over_the_config_files(nenyax, tmp_path):
+    """The scripted server stands in for a chat model."""
+    from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
+
+    with serving_in_thread(ScriptedModelServer(lambda messages: "<answer>2</answer>")) as server:
+        by_policy = tmp_path / "policy.toml"
+        by_policy.write_text('uri = "arith:add?size=2"\n[policy]\nuse = "reference"\n')
+        model = ["--model", "openai:scripted", "--base-url", server.base_url]
+        run = tmp_path / "model-wins"
+        assert nenyax("eval", "--config", str(by_policy), *model, "--out", str(run), "-q").exit_code == 0
+        settings = load_run(run).config.settings
+        assert "policy" not in settings and settings["provider"]["model"] == "scripted"
+        by_model = tmp_path / "model.toml"
+        by_model.write_text(
+            f'uri = "arith:add?size=2"\n[provider]\nuse = "openai"\nmodel = "scripted"\nbase_url = "{server.base_url}"\n'
+        )
+        run = tmp_path / "policy-wins"
+        assert (
+            nenyax("eval", "--config", str(by_model), "--policy", "reference", "--out", str(run), "-q").exit_code == 0
+        )
+        settings = load_run(run).config.settings
+        assert settings["policy"] == {"use": "reference"} and "provider" not in settings
+        assert {r["policy"]["kind"] for r in _records(run)} == {"reference"}
