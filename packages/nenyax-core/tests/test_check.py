@@ -188,3 +188,31 @@ def test_a_margin_exactly_the_one_required_is_audited_and_the_default_is_0_3(tmp
     default = check("arith:add?size=6", samples=6, registry=_partial_credit_registry(tmp_path, monkeypatch, 0.75))
     assert default.floor.required == 0.3 and default.floor.margin == 0.25
     assert _audit(default)["audited/reference-beats-floor"].outcome is Outcome.FAILED
+
+
+def test_a_record_that_does_not_read_back_equal_names_the_first_difference_shortened():
+    report = check("arith:add?size=6", samples=4, registry=_registry("nenyax.testing.fakes:TupleObservationAdapter"))
+    recorded = next(r for r in report.results if r.id == "trainable/model-path-recorded")
+    assert recorded.outcome is Outcome.FAILED
+    text = recorded.evidence
+    head = "A trajectory of add/0/3 written to JSONL does not read back equal: its step 0 was "
+    assert text.startswith(head + "Step(observation=(79, 15), action=''")
+    wrote, _, read = text[len(head) :].partition(" and reads back as ")
+    assert read.startswith("Step(observation=[79, 15], action=''")
+    # Each value is cut to 100 characters, its end marked.
+    assert len(wrote) == 100 and wrote.endswith("...") and len(read) == 101 and read.endswith("....")
+
+
+def test_the_first_difference_is_a_field_by_name_or_the_record_itself():
+    import attrs
+
+    from nenyax.core.tiers.checks import _first_difference, _short
+    from nenyax.testing.fakes import ArithEnvironment
+
+    traj = ArithEnvironment("arith:add?size=2", size=2, seed=0).rollout("reference")
+    assert _first_difference(traj, attrs.evolve(traj, seed=5)) == ("seed", traj.seed, 5)
+    assert _first_difference(traj, None) == ("record", "one trajectory", "nothing")
+    assert _first_difference(traj, traj) == ("record", traj, traj)
+    assert _first_difference(traj, attrs.evolve(traj, steps=())) == ("step 0", traj.steps[0], None)
+    # The repr, up to 100 characters; longer ones keep 97 and end in "...".
+    assert _short("x" * 98) == "'" + "x" * 98 + "'" and _short("x" * 99) == "'" + "x" * 96 + "..."
