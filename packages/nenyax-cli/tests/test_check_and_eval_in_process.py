@@ -98,6 +98,9 @@ def test_check_table_names_every_check_the_floor_and_the_tier(nenyax):
     assert done.exit_code == 0, done.output
     lines = done.stdout.splitlines()
     assert lines[-1] == "Tier: audited"
+    [header] = [line for line in lines if "outcome" in line]
+    assert header.split() == ["check", "outcome", "time", "evidence"]
+    assert "nenyax check arith:add?size=5" in done.stdout  # the table's title
     assert all(any(c[0] in line for line in lines) for c in CHECKS)
     floor = next(line for line in lines if line.startswith("Floor: "))
     assert "against the reference's 1.00 over 5 tasks (margin " in floor and floor.endswith(", 0.30 required).")
@@ -326,6 +329,7 @@ def test_eval_of_a_model_names_it_and_its_timeout_reaches_every_episode(nenyax, 
         done = nenyax("eval", "arith:add?size=2", *model, "--temperature", "0", "--out", str(run))
         assert done.exit_code == 0, done.output
         assert "openai:scripted" in done.stdout
+        assert server.last_body["max_tokens"] == 8 and server.last_body["temperature"] == 0
         provider = load_run(run).config.settings["provider"]
         assert (provider["use"], provider["model"], provider["base_url"]) == ("openai", "scripted", server.base_url)
         assert (provider["max_tokens"], provider["temperature"]) == (8, 0.0)
@@ -361,3 +365,40 @@ def test_the_command_lines_policy_or_model_wins_over_the_config_files(nenyax, tm
         settings = load_run(run).config.settings
         assert settings["policy"] == {"use": "reference"} and "provider" not in settings
         assert {r["policy"]["kind"] for r in _records(run)} == {"reference"}
+
+
+def test_eval_sends_the_models_params_and_names_a_key_variable_that_holds_none(nenyax, tmp_path, monkeypatch):
+    """The scripted server stands in for a chat model: the test reads the body each request sent."""
+    from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
+
+    monkeypatch.delenv("NENYAX_TEST_NO_SUCH_KEY", raising=False)
+    with serving_in_thread(ScriptedModelServer(lambda messages: "<answer>2</answer>")) as server:
+        model = ["--model", "openai:scripted", "--base-url", server.base_url, "--tasks", "1"]
+        run = tmp_path / "params"
+        done = nenyax("eval", "arith:add", *model, "--param", "top_p=0.5", "--param", "seed=3", "--out", str(run))
+        assert done.exit_code == 0, done.output
+        assert server.last_body["top_p"] == 0.5 and server.last_body["seed"] == 3
+        keyless = nenyax("eval", "arith:add", *model, "--api-key-env", "NENYAX_TEST_NO_SUCH_KEY", "--out",
+                         str(tmp_path / "keyless"))  # fmt: skip
+        assert keyless.exit_code == 2
+        assert "The environment variable NENYAX_TEST_NO_SUCH_KEY holds no API key" in keyless.stderr
+        monkeypatch.setenv("NENYAX_TEST_NO_SUCH_KEY", "sk-test")
+        keyed = tmp_path / "keyed"
+        args = ["--api-key-env", "NENYAX_TEST_NO_SUCH_KEY", "--out", str(keyed)]
+        assert nenyax("eval", "arith:add", *model, *args).exit_code == 0
+        assert load_run(keyed).config.settings["provider"]["api_key_env"] == "NENYAX_TEST_NO_SUCH_KEY"
+        assert "sk-test" not in (keyed / "run.toml").read_text()
+
+
+def test_eval_resume_of_an_old_run_and_a_setting_the_run_lacks(nenyax, tmp_path):
+    run = tmp_path / "r"
+    assert nenyax("eval", "arith:add?size=2", "--policy", "null", "--out", str(run), "-q").exit_code == 0
+    narrowed = nenyax("eval", "--resume", str(run), "--task-ids", "add/0/0")
+    assert narrowed.exit_code == 2 and "it differs in task_ids." in narrowed.stderr
+    # A run written before run.toml named its command is eval's.
+    toml = run / "run.toml"
+    toml.write_text(toml.read_text().replace('command = "eval"\n', ""))
+    (run / "summary.json").unlink()
+    done = nenyax("eval", "--resume", str(run), "--json")
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["episodes"] == 2
