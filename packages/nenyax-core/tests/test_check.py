@@ -216,3 +216,91 @@ def test_the_first_difference_is_a_field_by_name_or_the_record_itself():
     assert _first_difference(traj, attrs.evolve(traj, steps=())) == ("step 0", traj.steps[0], None)
     # The repr, up to 100 characters; longer ones keep 97 and end in "...".
     assert _short("x" * 98) == "'" + "x" * 98 + "'" and _short("x" * 99) == "'" + "x" * 96 + "..."
+
+
+# A stochastic arith on which the empty answer is also right on every even-numbered task: the null policy ties
+# the reference there and loses elsewhere, which is what the sign test of a stochastic environment counts.
+TIES = """
+from nenyax.core.contract.manifest import Capabilities
+from nenyax.core.contract.trajectory import Judgment
+from nenyax.testing.fakes import ArithAdapter, ArithEnvironment, ArithSession
+
+
+class TieSession(ArithSession):
+    def judge(self, steps):
+        even = int(self.task_id.rpartition("/")[2]) % 2 == 0
+        right = steps[-1].reward == 1.0 or (even and self.answer == "")
+        return Judgment(score=1.0 if right else 0.0, passed=right, judge="arith:ties")
+
+
+class TieEnvironment(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        return TieSession(self, super().session(task, seed).task_id)
+
+
+class TieAdapter(ArithAdapter):
+    def load(self, uri, context=None):
+        caps = Capabilities(seeded=True, stable_task_ids=True, reference_policy=True, max_turns=1, stochastic=True)
+        return TieEnvironment(uri.raw, size=6, seed=0, capabilities=caps)
+"""
+
+
+def test_a_stochastic_environment_is_judged_by_its_wins_and_a_sign_test(tmp_path, monkeypatch):
+    (tmp_path / "nenyax_ties.py").write_text(TIES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    report = check("arith:add", samples=6, registry=_registry("nenyax_ties:TieAdapter"))
+    null = next(r for r in report.results if r.id == "audited/reference-beats-null")
+    assert null.outcome is Outcome.PASSED
+    # 3 wins, 3 ties, no loss: p = P(at least 3 heads in 3 fair flips) = 1/8.
+    assert null.evidence == (
+        "Stochastic: the reference was never below the null policy over 6 of 6 tasks and beat it on 3 "
+        "(sign test p=0.125: not yet confident; sample more tasks)."
+    )
+
+
+def test_progress_is_told_each_check_before_it_runs_and_once_at_the_end():
+    seen = []
+    check("arith:add?size=4", samples=2, registry=_registry(), progress=lambda *args: seen.append(args))
+    total = len(CHECKS)
+    assert seen == [(c[0], i, total) for i, c in enumerate(CHECKS)] + [("", total, total)]
+
+
+# Environments broken in ways no real one is on demand: no tasks at all, and task ids that raise.
+EMPTY = """
+from nenyax.testing.fakes import ArithAdapter, ArithEnvironment
+
+
+class Empty(ArithEnvironment):
+    def task_ids(self, split=None, limit=None):
+        return []
+
+
+class Raising(ArithEnvironment):
+    def task_ids(self, split=None, limit=None):
+        raise RuntimeError("  the index file is gone  ")
+
+
+class EmptyAdapter(ArithAdapter):
+    def load(self, uri, context=None):
+        return Empty(uri.raw, size=3, seed=0)
+
+
+class RaisingAdapter(ArithAdapter):
+    def load(self, uri, context=None):
+        return Raising(uri.raw, size=3, seed=0)
+"""
+
+
+def test_no_tasks_skips_what_needs_them_and_a_check_that_raises_says_what(tmp_path, monkeypatch):
+    (tmp_path / "nenyax_empty.py").write_text(EMPTY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    empty = check("arith:add", registry=_registry("nenyax_empty:EmptyAdapter"))
+    outcomes = {r.id: (r.outcome, r.evidence) for r in empty.results}
+    assert outcomes["connectable/episode-starts"] == (Outcome.SKIPPED, "The environment lists no tasks to sample.")
+    assert empty.tier is Tier.NONE
+    raising = check("arith:add", registry=_registry("nenyax_empty:RaisingAdapter"))
+    manifest = next(r for r in raising.results if r.id == "connectable/manifest-valid")
+    assert (manifest.outcome, manifest.evidence) == (
+        Outcome.FAILED,
+        "The check raised RuntimeError: the index file is gone.",  # stripped, and ended as a sentence
+    )
