@@ -108,3 +108,9 @@ def test_forget_drops_one_record_and_a_missing_one_is_no_error(cache, report):
     assert recall(report.manifest.uri) is not None
     forget(report.manifest.uri)
     assert recall(report.manifest.uri) is None
+
+
+def test_a_second_check_of_the_same_environment_replaces_its_record(cache, report):
+    first = remember(report)
+    again = remember(attrs.evolve(report, seed=9))
+    assert again == first and recall(report.manifest.uri).seed == 9

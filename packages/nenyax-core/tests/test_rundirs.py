@@ -216,3 +216,9 @@ def test_a_run_toml_is_read_whatever_its_recorded_table_and_mistakes_are_one_sen
     with pytest.raises(UsageError, match=r"nowhere\.toml does not exist; name a run directory or a run\.toml\."):
         read_config(tmp_path / "nowhere.toml")
     assert load_run(deep).trajectories == () and load_run(deep).summary is None  # nothing played yet
+
+
+def test_an_empty_folder_the_user_made_becomes_the_run(env, tmp_path):
+    (tmp_path / "mine").mkdir()
+    create_run(tmp_path / "mine", {"uri": env.uri}, env.manifest)
+    assert read_config(tmp_path / "mine").settings == {"uri": env.uri}
