@@ -189,9 +189,11 @@ def test_try_at_a_terminal_shows_the_model_loading_apart_from_the_first_calls_la
     args = ["try", "reasoning_gym:basic_arithmetic", "--max-tokens", "1", "--save", str(saved)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TERM": "xterm"}
     code, drawn = run_in_terminal([sys.executable, "-m", "nenyax.cli", *args], env, timeout=600)
-    assert code in (0, 1)
     loaded = re.search(r"Model local:smollm2-135m loaded in ([0-9.]+) s", drawn)
     assert loaded, drawn[-2000:]
-    [call] = json.loads(saved.read_text())["model_calls"]
+    record = json.loads(saved.read_text())
+    # One token is a (wrong) answer, judged ok, or a reply the task cannot read: exit 0 only for ok.
+    assert record["status"] in ("ok", "policy_error") and code == (0 if record["status"] == "ok" else 1)
+    [call] = record["model_calls"]
     # One token takes well under the load (reading ~540 MB of weights): the call's latency is its own.
     assert call["duration_s"] < float(loaded.group(1))

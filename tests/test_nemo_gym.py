@@ -1,7 +1,7 @@
 """NeMo Gym end to end through the CLI: real resources servers started by the adapter, the embedded model.
 
 The servers run in the Python 3.12 venv nox builds for nemo-gym (NENYAX_NEMO_GYM_PYTHON); without
-it these tests skip, saying so.
+it the tests that start one skip, saying so (a server that is down needs none).
 """
 
 import json
@@ -14,7 +14,7 @@ from nenyax.core import UsageError
 from nenyax.testing.cli import run_nenyax
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def nemo_python():
     try:
         return launcher.server_python()
@@ -23,7 +23,7 @@ def nemo_python():
 
 
 @pytest.mark.parametrize("server", ["mcqa", "reasoning_gym"])
-def test_check_reaches_audited_on_nemo_gyms_own_servers(server):
+def test_check_reaches_audited_on_nemo_gyms_own_servers(nemo_python, server):
     done = run_nenyax("check", f"nemo_gym:{server}", "--json", "--require", "audited")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
@@ -31,7 +31,7 @@ def test_check_reaches_audited_on_nemo_gyms_own_servers(server):
 
 
 @pytest.mark.parametrize("server", ["mcqa", "reasoning_gym"])
-def test_try_plays_an_episode_with_the_embedded_model(server):
+def test_try_plays_an_episode_with_the_embedded_model(nemo_python, server):
     done = run_nenyax("try", f"nemo_gym:{server}", "--max-tokens", "24", "--json")
     assert done.returncode == 0, done.stderr
     traj = json.loads(done.stdout)
@@ -54,6 +54,7 @@ def test_the_cli_says_a_server_is_down_in_one_line(tmp_path):
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert url in done.stderr and len(done.stderr.strip().splitlines()) == 1
     checked = run_nenyax("check", f"nemo_gym:{url}?rows={rows}", "--json", timeout=120)
+    assert checked.returncode == 1, checked.stderr  # nothing was measured: no tier reached is no success
     report = json.loads(checked.stdout)
     assert report["tier"] == "none" and report["results"][0]["outcome"] == "skipped"
     assert url in report["results"][0]["evidence"]

@@ -108,6 +108,29 @@ def test_typed_files_name_bad_rows_by_index(tmp_path):
     ]
 
 
+def test_a_nested_list_gold_is_a_bad_row_in_json_and_in_a_typed_list_column(tmp_path):
+    path = tmp_path / "nested.jsonl"
+    rows = [
+        {"question": "a", "answer": ["x", ["y", "z"]]},
+        {"question": "b", "answer": [["7"]]},
+        {"question": "c", "answer": ["4", "four"]},
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    env = load(f"hf:{path}")
+    # A list inside the list is no answer anyone can give: not the text "['y', 'z']", and not its items.
+    assert env.task_ids() == ["train/2"] and env.session().references == ("4", "four")
+    assert [row.sentence for row in env.bad_rows] == [
+        "Line 1 of nested.jsonl (task train/0) has a list in 'answer' holding a nested list in 'answer'.",
+        "Line 2 of nested.jsonl (task train/1) has a list in 'answer' holding a nested list in 'answer'.",
+    ]
+    typed = tmp_path / "nested.parquet"
+    datasets.Dataset.from_list(
+        [{"question": "a", "answer": [["1", "2"]]}, {"question": "b", "answer": [["3"], ["4"]]}]
+    ).to_parquet(str(typed))
+    with pytest.raises(BadURIError, match=r"No row of nested\.parquet has a gold answer .* holding a nested list"):
+        load(f"hf:{typed}")
+
+
 @pytest.mark.parametrize(
     ("name", "content", "fragment"),
     [

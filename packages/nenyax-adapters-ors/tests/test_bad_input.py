@@ -6,7 +6,7 @@ import pytest
 from cutting_proxy import CuttingProxy
 from servers import Served, free_port
 
-from nenyax.core import BadURIError, InfraFailure, Status, TierOutcome, check, load
+from nenyax.core import BadURIError, InfraFailure, Status, Tier, TierOutcome, check, load
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def test_check_of_a_server_that_is_down_skips_connectable_with_the_reason():
     report = check(f"ors:{url}/mathenv", samples=1)
     loads = report.results[0]
     assert loads.outcome is TierOutcome.SKIPPED and url in loads.evidence and "connection refused" in loads.evidence
-    assert not report.failed
+    assert not report.failed and report.tier is Tier.NONE  # nothing failed, and nothing was measured
 
 
 def test_a_server_killed_mid_episode_is_infra_error_with_the_episode_kept(fresh_ors_server):

@@ -78,3 +78,39 @@ def test_a_damaged_record_reads_as_none_and_an_unwritable_cache_costs_nothing(ca
     blocker.write_text("")
     monkeypatch.setenv("NENYAX_CACHE_DIR", str(blocker))
     assert remember(report) is None  # the check's result still stands; the listing just lacks it
+
+
+def test_the_record_holds_what_the_check_measured_and_how(cache, report):
+    import json
+    import re
+
+    from nenyax.core.contract import serde
+
+    measured = attrs.evolve(report, seed=7)
+    path = remember(measured, samples=30, margin=0.45)
+    record = json.loads(path.read_text())
+    assert record["uri"] == report.manifest.uri == "arith:add?size=4" and record["tier"] == "audited"
+    assert (record["samples"], record["seed"], record["margin"]) == (4, 7, 0.45)  # samples: as sampled, not asked
+    assert record["manifest_digest"] == serde.digest(report.manifest) and record["versions"] == nenyax_versions()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", record["checked"])
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no partial file left beside it
+    cached = recall(report.manifest.uri)
+    assert (cached.uri, cached.seed, cached.checked, cached.current) == (record["uri"], 7, record["checked"], True)
+    assert recall("arith:add?size=5") is None  # another URI has its own record
+
+
+def test_forget_drops_one_record_and_a_missing_one_is_no_error(cache, report):
+    from nenyax.core.tiers.cached import forget
+
+    forget("arith:never-checked")  # nothing kept, nothing to say
+    remember(report)
+    forget("arith:add?size=5")
+    assert recall(report.manifest.uri) is not None
+    forget(report.manifest.uri)
+    assert recall(report.manifest.uri) is None
+
+
+def test_a_second_check_of_the_same_environment_replaces_its_record(cache, report):
+    first = remember(report)
+    again = remember(attrs.evolve(report, seed=9))
+    assert again == first and recall(report.manifest.uri).seed == 9

@@ -120,3 +120,195 @@ def test_every_episode_a_check_plays_reaches_its_observers():
     assert by_player["check probe: a raising policy"][0].status.value == "policy_error"
     assert by_player["check probe: an infrastructure outage"][0].status.value == "infra_error"
     assert any(name.startswith("check probe: a constant answer") for name in by_player)
+
+
+# An arith whose wrong answers still earn partial credit: every cheap policy scores `PARTIAL`, the reference 1.
+# No real environment has a floor at a chosen height, which is what pinning the margin needs. The right
+# answer is a sentence longer than the audit tries as a constant, so no constant scores above the floor.
+PARTIAL_CREDIT = """
+from nenyax.core.contract.trajectory import Judgment, Step
+from nenyax.testing.fakes import ArithAdapter, ArithEnvironment, ArithSession
+
+PARTIAL = {partial}
+
+
+class PartialSession(ArithSession):
+    def reference_action(self):
+        return f"{{self.a}} plus {{self.b}} makes {{self.a + self.b}}, added up carefully, digit by digit."
+
+    def act(self, action):
+        self.answer = str(action)
+        reward = 1.0 if self.answer == self.reference_action() else 0.0
+        return Step(observation=self.observation, action=action, reward=reward, terminated=True)
+
+    def judge(self, steps):
+        score = 1.0 if steps and steps[-1].reward == 1.0 else PARTIAL
+        return Judgment(score=score, passed=score == 1.0, judge="arith:partial")
+
+
+class PartialEnvironment(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        base = super().session(task, seed)
+        return PartialSession(self, base.task_id)
+
+
+class PartialAdapter(ArithAdapter):
+    def load(self, uri, context=None):
+        base = super().load(uri, context)
+        return PartialEnvironment(uri.raw, size=base.size, seed=base.seed)
+"""
+
+
+def _partial_credit_registry(tmp_path, monkeypatch, partial):
+    module = f"nenyax_partial_credit_{str(partial).replace('.', '_')}"
+    (tmp_path / f"{module}.py").write_text(PARTIAL_CREDIT.format(partial=partial))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return _registry(f"{module}:PartialAdapter")
+
+
+def _audit(report):
+    return {r.id: r for r in report.results if r.id.startswith("audited/")}
+
+
+def test_a_reference_a_little_above_the_floor_is_not_audited(tmp_path, monkeypatch):
+    registry = _partial_credit_registry(tmp_path, monkeypatch, 0.9)
+    report = check("arith:add?size=6", samples=6, margin=0.3, registry=registry)
+    audit = _audit(report)
+    # The reference beats the null policy on every task (1 > 0.9), but by 0.1 where 0.3 is required.
+    assert audit["audited/reference-beats-null"].outcome is TierOutcome.PASSED
+    floor_check = audit["audited/reference-beats-floor"]
+    assert floor_check.outcome is TierOutcome.FAILED
+    assert "a margin of 0.10 where 0.30 is required" in floor_check.evidence
+    assert report.tier < Tier.AUDITED
+    floor = report.floor
+    assert (floor.score, floor.reference, floor.required, floor.tasks) == (0.9, 1.0, 0.3, 6)
+    assert floor.margin == pytest.approx(0.1)
+
+
+def test_a_margin_exactly_the_one_required_is_audited_and_the_default_is_0_3(tmp_path, monkeypatch):
+    registry = _partial_credit_registry(tmp_path, monkeypatch, 0.5)
+    exact = check("arith:add?size=6", samples=6, margin=0.5, registry=registry)
+    assert _audit(exact)["audited/reference-beats-floor"].outcome is TierOutcome.PASSED
+    assert exact.floor.margin == 0.5 and exact.floor.required == 0.5
+    assert "a margin of 0.50 (0.50 required)" in _audit(exact)["audited/reference-beats-floor"].evidence
+    above = check("arith:add?size=6", samples=6, margin=0.51, registry=registry)
+    assert _audit(above)["audited/reference-beats-floor"].outcome is TierOutcome.FAILED
+    default = check("arith:add?size=6", samples=6, registry=_partial_credit_registry(tmp_path, monkeypatch, 0.75))
+    assert default.floor.required == 0.3 and default.floor.margin == 0.25
+    assert _audit(default)["audited/reference-beats-floor"].outcome is TierOutcome.FAILED
+
+
+def test_a_record_that_does_not_read_back_equal_names_the_first_difference_shortened():
+    report = check("arith:add?size=6", samples=4, registry=_registry("nenyax.testing.fakes:TupleObservationAdapter"))
+    recorded = next(r for r in report.results if r.id == "trainable/model-path-recorded")
+    assert recorded.outcome is TierOutcome.FAILED
+    text = recorded.evidence
+    head = "A trajectory of add/0/3 written to JSONL does not read back equal: its step 0 was "
+    assert text.startswith(head + "Step(observation=(79, 15), action=''")
+    wrote, _, read = text[len(head) :].partition(" and reads back as ")
+    assert read.startswith("Step(observation=[79, 15], action=''")
+    # Each value is cut to 100 characters, its end marked.
+    assert len(wrote) == 100 and wrote.endswith("...") and len(read) == 101 and read.endswith("....")
+
+
+def test_the_first_difference_is_a_field_by_name_or_the_record_itself():
+    import attrs
+
+    from nenyax.core.tiers.checks import _first_difference, _short
+    from nenyax.testing.fakes import ArithEnvironment
+
+    traj = ArithEnvironment("arith:add?size=2", size=2, seed=0).rollout("reference")
+    assert _first_difference(traj, attrs.evolve(traj, seed=5)) == ("seed", traj.seed, 5)
+    assert _first_difference(traj, None) == ("record", "one trajectory", "nothing")
+    assert _first_difference(traj, traj) == ("record", traj, traj)
+    assert _first_difference(traj, attrs.evolve(traj, steps=())) == ("step 0", traj.steps[0], None)
+    # The repr, up to 100 characters; longer ones keep 97 and end in "...".
+    assert _short("x" * 98) == "'" + "x" * 98 + "'" and _short("x" * 99) == "'" + "x" * 96 + "..."
+
+
+# A stochastic arith on which the empty answer is also right on every even-numbered task: the null policy ties
+# the reference there and loses elsewhere, which is what the sign test of a stochastic environment counts.
+TIES = """
+from nenyax.core.contract.manifest import Capabilities
+from nenyax.core.contract.trajectory import Judgment
+from nenyax.testing.fakes import ArithAdapter, ArithEnvironment, ArithSession
+
+
+class TieSession(ArithSession):
+    def judge(self, steps):
+        even = int(self.task_id.rpartition("/")[2]) % 2 == 0
+        right = steps[-1].reward == 1.0 or (even and self.answer == "")
+        return Judgment(score=1.0 if right else 0.0, passed=right, judge="arith:ties")
+
+
+class TieEnvironment(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        return TieSession(self, super().session(task, seed).task_id)
+
+
+class TieAdapter(ArithAdapter):
+    def load(self, uri, context=None):
+        caps = Capabilities(seeded=True, stable_task_ids=True, reference_policy=True, max_turns=1, stochastic=True)
+        return TieEnvironment(uri.raw, size=6, seed=0, capabilities=caps)
+"""
+
+
+def test_a_stochastic_environment_is_judged_by_its_wins_and_a_sign_test(tmp_path, monkeypatch):
+    (tmp_path / "nenyax_ties.py").write_text(TIES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    report = check("arith:add", samples=6, registry=_registry("nenyax_ties:TieAdapter"))
+    null = next(r for r in report.results if r.id == "audited/reference-beats-null")
+    assert null.outcome is TierOutcome.PASSED
+    # 3 wins, 3 ties, no loss: p = P(at least 3 heads in 3 fair flips) = 1/8.
+    assert null.evidence == (
+        "Stochastic: the reference was never below the null policy over 6 of 6 tasks and beat it on 3 "
+        "(sign test p=0.125: not yet confident; sample more tasks)."
+    )
+
+
+def test_progress_is_told_each_check_before_it_runs_and_once_at_the_end():
+    seen = []
+    check("arith:add?size=4", samples=2, registry=_registry(), progress=lambda *args: seen.append(args))
+    total = len(CHECKS)
+    assert seen == [(c[0], i, total) for i, c in enumerate(CHECKS)] + [("", total, total)]
+
+
+# Environments broken in ways no real one is on demand: no tasks at all, and task ids that raise.
+EMPTY = """
+from nenyax.testing.fakes import ArithAdapter, ArithEnvironment
+
+
+class Empty(ArithEnvironment):
+    def task_ids(self, split=None, limit=None):
+        return []
+
+
+class Raising(ArithEnvironment):
+    def task_ids(self, split=None, limit=None):
+        raise RuntimeError("  the index file is gone  ")
+
+
+class EmptyAdapter(ArithAdapter):
+    def load(self, uri, context=None):
+        return Empty(uri.raw, size=3, seed=0)
+
+
+class RaisingAdapter(ArithAdapter):
+    def load(self, uri, context=None):
+        return Raising(uri.raw, size=3, seed=0)
+"""
+
+
+def test_no_tasks_skips_what_needs_them_and_a_check_that_raises_says_what(tmp_path, monkeypatch):
+    (tmp_path / "nenyax_empty.py").write_text(EMPTY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    empty = check("arith:add", registry=_registry("nenyax_empty:EmptyAdapter"))
+    outcomes = {r.id: (r.outcome, r.evidence) for r in empty.results}
+    assert outcomes["connectable/episode-starts"] == (TierOutcome.SKIPPED, "The environment lists no tasks to sample.")
+    assert empty.tier is Tier.NONE
+    raising = check("arith:add", registry=_registry("nenyax_empty:RaisingAdapter"))
+    manifest = next(r for r in raising.results if r.id == "connectable/manifest-valid")
+    assert (manifest.outcome, manifest.evidence) == (
+        TierOutcome.FAILED,
+        "The check raised RuntimeError: the index file is gone.",  # stripped, and ended as a sentence
+    )

@@ -83,13 +83,28 @@ def test_run_jobs_without_keeping_hands_every_episode_to_the_sink_and_the_observ
     assert len((tmp_path / "t.jsonl").read_bytes().splitlines()) == 5
 
 
-def test_a_tally_in_any_order_is_the_summary(env):
+def test_a_tally_in_any_order_gives_the_figures_worked_out_by_hand(env):
     trajs = env.rollouts("reference", 3, n=2)
+    failed_task = trajs[1].task_id
     trajs[1] = attrs.evolve(trajs[1], judgment=Judgment(score=0.0, passed=False))
-    tally = Tally()
-    for traj in reversed(trajs):  # episodes finish in any order
-        tally.add(traj)
-    assert tally.summary(samples=2, wall_s=1.0) == summarize(trajs, samples=2, wall_s=1.0)
+    for order in (trajs, list(reversed(trajs))):  # episodes finish in any order
+        tally = Tally()
+        for traj in order:
+            tally.add(traj)
+        summary = tally.summary(samples=2, wall_s=2.0, resumed=2)
+        # Scores 1, 0, 1, 1, 1, 1: mean 5/6; squared deviations 5 * (1/6)**2 + (5/6)**2 = 5/6 over 5 degrees.
+        assert (summary.episodes, summary.scored, summary.tasks, summary.samples) == (6, 6, 3, 2)
+        assert summary.mean == pytest.approx(5 / 6)
+        assert summary.stdev == pytest.approx(math.sqrt(1 / 6))
+        half = 1.959963984540054 * math.sqrt(1 / 6) / math.sqrt(6)
+        assert summary.ci95 == pytest.approx((5 / 6 - half, 5 / 6 + half))
+        # pass@1: one task passed 1 of 2 (1/2), two passed both; pass@2: every task passed at least once.
+        assert summary.pass_at_k == pytest.approx({"1": (0.5 + 1 + 1) / 3, "2": 1.0})
+        assert summary.statuses == {s.value: (6 if s is Status.OK else 0) for s in Status}
+        assert (summary.tokens_in, summary.tokens_out) == (0, 0)  # a policy, not a model: no tokens
+        assert summary.wall_s == 2.0 and summary.resumed == 2 and summary.episodes_per_s == 2.0  # 4 played in 2 s
+        assert summary.pass_threshold == 1.0
+    assert sum(t.task_id == failed_task for t in trajs) == 2
 
 
 def env_policy(name):
@@ -211,3 +226,55 @@ def test_a_run_started_before_its_environment_loaded_records_the_manifest_later(
     assert again.manifest_digest == serde.digest(env.manifest) and again.recorded["format"] == env.manifest.format
     assert again.settings == {"uri": env.uri, "command": "check"} and again.versions == nenyax_versions()
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["run.toml"]  # no partial file left behind
+
+
+def test_a_default_run_path_is_the_time_and_the_uri_made_a_name_and_never_an_old_one(tmp_path):
+    import re
+
+    from nenyax.core.engine.rundirs import default_run_path
+
+    path = default_run_path(tmp_path, "reasoning_gym:basic_arithmetic?size=5&seed=1")
+    assert path.parent == tmp_path
+    assert re.fullmatch(r"\d{8}-\d{6}-reasoning_gym-basic_arithmetic-size-5-seed-1", path.name), path.name
+    long = default_run_path(tmp_path, "x:" + "a" * 80)
+    assert long.name.endswith("-x-" + "a" * 58)  # the URI part ("x-aaa...") is cut at 60 characters
+    assert default_run_path(tmp_path, "gym:Cart/?").name.endswith("-gym-Cart")  # no trailing dash
+    path.mkdir()
+    second = default_run_path(tmp_path, "reasoning_gym:basic_arithmetic?size=5&seed=1")
+    if second.name.startswith(path.name):  # the same second: a suffix, counted up past every one taken
+        assert second.name == f"{path.name}~2"
+        second.mkdir()
+        assert default_run_path(tmp_path, "reasoning_gym:basic_arithmetic?size=5&seed=1").name == f"{path.name}~3"
+
+
+@pytest.mark.parametrize("key", ["api_key", "token", "password", "secret"])
+def test_no_secret_of_any_name_or_depth_is_written(env, tmp_path, key):
+    with pytest.raises(UsageError, match=rf"never holds a secret \(provider\.extra\.{key}\); name its environment"):
+        create_run(tmp_path / "r", {"uri": env.uri, "provider": {"extra": {key: "x"}}}, env.manifest)
+    with pytest.raises(UsageError, match=rf"never holds a secret \({key}\)"):
+        create_run(tmp_path / "r", {"uri": env.uri, key: "x"}, env.manifest)
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_run_toml_is_read_whatever_its_recorded_table_and_mistakes_are_one_sentence(env, tmp_path):
+    deep = tmp_path / "a" / "b" / "run"
+    config = create_run(deep, {"uri": env.uri, "note": "naïve café"}, env.manifest, extra={"task_count": 6})
+    assert read_config(deep).settings == {"uri": env.uri, "note": "naïve café"}
+    assert config.recorded["task_count"] == 6 and config.recorded["format"] == "arith"
+    handwritten = tmp_path / "mine.toml"
+    handwritten.write_text('uri = "arith:add"\n')
+    assert read_config(handwritten).recorded == {}
+    handwritten.write_text('uri = "arith:add"\nrecorded = "not a table"\n')
+    assert read_config(handwritten).recorded == {} and read_config(handwritten).settings == {"uri": "arith:add"}
+    handwritten.write_text("uri = \n")
+    with pytest.raises(UsageError, match=r"mine\.toml is not valid TOML \(.*\); fix the file or write a new one\."):
+        read_config(handwritten)
+    with pytest.raises(UsageError, match=r"nowhere\.toml does not exist; name a run directory or a run\.toml\."):
+        read_config(tmp_path / "nowhere.toml")
+    assert load_run(deep).trajectories == () and load_run(deep).summary is None  # nothing played yet
+
+
+def test_an_empty_folder_the_user_made_becomes_the_run(env, tmp_path):
+    (tmp_path / "mine").mkdir()
+    create_run(tmp_path / "mine", {"uri": env.uri}, env.manifest)
+    assert read_config(tmp_path / "mine").settings == {"uri": env.uri}

@@ -101,7 +101,25 @@ def test_the_conversion_is_cached_under_the_gguf_hash(engine):
     assert folder.name.endswith(digest[:16])
     manifest = json.loads((folder / MANIFEST).read_text())
     assert manifest["source_sha256"] == digest
-    assert manifest["weights"] == weights_digest(folder) == engine.revision
+    # The recorded revision is what anyone can check with `sha256sum model.safetensors` in the folder.
+    [weights] = [p.name for p in folder.iterdir() if p.suffix in (".safetensors", ".bin", ".pt", ".pth")]
+    assert weights == "model.safetensors"
+    summed = subprocess.run(["sha256sum", weights], cwd=folder, capture_output=True, text=True, check=True)
+    assert manifest["weights"] == engine.revision == f"sha256:{summed.stdout.split()[0]}"
+
+
+def test_the_weights_digest_hashes_the_preferred_weight_files_in_name_order(tmp_path):
+    import hashlib
+
+    (tmp_path / "b.safetensors").write_bytes(b"second")
+    (tmp_path / "a.safetensors").write_bytes(b"first ")
+    (tmp_path / "old.bin").write_bytes(b"ignored: safetensors are preferred")
+    (tmp_path / "config.json").write_text("{}")
+    assert weights_digest(tmp_path) == "sha256:" + hashlib.sha256(b"first second").hexdigest()
+    only_bin = tmp_path / "bin"
+    only_bin.mkdir()
+    (only_bin / "pytorch_model.bin").write_bytes(b"weights")
+    assert weights_digest(only_bin) == "sha256:" + hashlib.sha256(b"weights").hexdigest()
 
 
 def test_a_gguf_path_is_served_through_the_same_cache(engine):

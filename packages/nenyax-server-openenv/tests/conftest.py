@@ -47,9 +47,9 @@ class Served:
 
 
 @contextmanager
-def serving(uri: str, **config: Any) -> Iterator[Served]:
-    """Serve `uri` in a background thread until the block ends."""
-    env = load(uri)
+def serving(uri: Any, **config: Any) -> Iterator[Served]:
+    """Serve `uri` (or an environment built by the test) in a background thread until the block ends."""
+    env = load(uri) if isinstance(uri, str) else uri
     ready = threading.Event()
     box: dict[str, Any] = {}
 

@@ -9,6 +9,9 @@ import orjson
 import pytest
 from openenv.core import GenericEnvClient
 
+from nenyax.core.errors import VerifierFailure
+from nenyax.testing.fakes import ArithEnvironment, ArithSession
+
 LIMIT = 2048
 BAD_FRAMES = [
     # (frame, how it is sent, the error code it must get back)
@@ -91,7 +94,10 @@ def test_capacity_is_bounded_and_freed(serve):
         while served.sessions() > 1 and time.monotonic() < deadline:
             time.sleep(0.02)
         with GenericEnvClient(base_url=served.url).sync() as late:
-            assert late.step is not None and late.reset(seed=0).done is False
+            # The freed slot serves a whole new client: it resets and steps (CartPole pays 1 per step survived).
+            assert late.reset(seed=0).done is False
+            assert late.step({"action": 0}).reward == 1.0
+            assert served.sessions() == 2
         clients[1].close()
 
 
@@ -157,3 +163,46 @@ def test_a_slow_synchronous_environment_moves_off_the_event_loop(serve):
         final = client.step({"action": 0})
         assert served.server.served.offload is True  # three slow calls in a row: now in the worker thread
         assert rewards == [1.0] * 4 and final.done and final.metadata["judgment"]["score"] == 5.0
+
+
+class _BrokenVerifierSession(ArithSession):
+    """Core's arith fake whose verifier fails: as a grader that lost its database, or a judge that crashed."""
+
+    def judge(self, steps):
+        raise RuntimeError("the grader lost its answer key")
+
+
+class _BrokenVerifierEnvironment(ArithEnvironment):
+    """Serves `_BrokenVerifierSession`s; no real environment's verifier fails on demand."""
+
+    def session(self, task=None, seed=None):
+        return _BrokenVerifierSession(self, super().session(task, seed).task_id)
+
+
+class _RejectingVerifierSession(ArithSession):
+    """Its verifier says so itself, from `act`: a VerifierFailure, as a remote grader's adapter raises it."""
+
+    def act(self, action):
+        raise VerifierFailure("the grading service answered 503")
+
+
+class _RejectingVerifierEnvironment(ArithEnvironment):
+    def session(self, task=None, seed=None):
+        return _RejectingVerifierSession(self, super().session(task, seed).task_id)
+
+
+@pytest.mark.parametrize(
+    ("environment", "said"),
+    [(_BrokenVerifierEnvironment, "the grader lost its answer key"), (_RejectingVerifierEnvironment, "answered 503")],
+)
+def test_a_verifier_that_fails_is_verifier_error_never_a_score_of_0(serve, environment, said):
+    env = environment("arith:add?size=3", size=3, seed=0)
+    with serve(env) as served, GenericEnvClient(base_url=served.url).sync() as client:
+        client.reset(task_id="add/0/1")
+        with pytest.raises(RuntimeError, match=rf"{said}.*EXECUTION_ERROR"):
+            client.step({"message": "7"})
+        state = client.state()
+        assert state["status"] == "verifier_error" and state["done"] is True
+        with pytest.raises(RuntimeError, match=r"episode is over \(verifier_error\)"):
+            client.step({"message": "7"})
+        assert client.reset(task_id="add/0/2").done is False  # the server keeps serving
