@@ -47,7 +47,8 @@ def nenyax_eval(n: int, out: Path) -> tuple[float, float, int]:
     subprocess.run([*command, "--out", str(out), "--json"], check=True, capture_output=True)
     whole = time.perf_counter() - started
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["episodes"] == n and summary["mean"] == 1.0
+    assert summary["episodes"] == n
+    assert summary["mean"] == 1.0
     size = sum(p.stat().st_size for p in out.iterdir())
     return whole, summary["wall_s"], size
 

@@ -27,7 +27,8 @@ def test_check_of_taxi_is_audited():
 def test_unknown_gymnasium_id_exits_2_with_suggestions():
     done = nenyax("check", "gymnasium:Taxi-v9")
     assert done.returncode == 2
-    assert "Did you mean 'Taxi-v4'" in done.stderr + done.stdout and "Traceback" not in done.stderr
+    assert "Did you mean 'Taxi-v4'" in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr
 
 
 def test_missing_dataset_column_exits_2_listing_the_columns(tmp_path):

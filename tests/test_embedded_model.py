@@ -25,7 +25,8 @@ def test_try_plays_an_episode_with_the_embedded_model_by_default():
     )
     assert done.returncode == 0, done.stderr
     traj = json.loads(done.stdout)
-    assert traj["status"] == "ok" and traj["policy"]["name"] == "local:smollm2-135m"
+    assert traj["status"] == "ok"
+    assert traj["policy"]["name"] == "local:smollm2-135m"
     [call] = traj["model_calls"]
     assert len(call["completion_token_ids"]) == len(call["logprobs"]) > 0
     assert traj["steps"][0]["text"] == call["response"]["content"]
@@ -47,7 +48,8 @@ def test_embedded_model_served_through_the_recording_proxy_keeps_token_ids():
     reply, calls, endpoint = asyncio.run(main())
     [call] = calls
     ids = reply.choices[0].model_extra["token_ids"]
-    assert ids == list(call.completion_token_ids) and len(reply.choices[0].logprobs.content) == len(ids)
+    assert ids == list(call.completion_token_ids)
+    assert len(reply.choices[0].logprobs.content) == len(ids)
     tokenizer = AutoTokenizer.from_pretrained(endpoint.provider.engine("smollm2-135m").folder, local_files_only=True)
     assert tokenizer.decode(ids, skip_special_tokens=True) == reply.choices[0].message.content
     assert reply.model_extra["prompt_token_ids"] == list(call.prompt_token_ids)
@@ -55,9 +57,11 @@ def test_embedded_model_served_through_the_recording_proxy_keeps_token_ids():
 
 def test_rollout_records_token_ids_that_detokenize_to_the_text():
     traj = load("reasoning_gym:basic_arithmetic").rollout(Endpoint(max_tokens=16, temperature=0.0))
-    assert traj.status is Status.OK and traj.policy.revision.startswith("sha256:")
+    assert traj.status is Status.OK
+    assert traj.policy.revision.startswith("sha256:")
     [call] = traj.model_calls
-    assert call.chat_template_hash and len(call.logprobs) == len(call.completion_token_ids)
+    assert call.chat_template_hash
+    assert len(call.logprobs) == len(call.completion_token_ids)
 
 
 def test_try_plays_frozenlake_with_the_embedded_model_through_the_text_codec(tmp_path):
@@ -74,15 +78,20 @@ def test_try_plays_frozenlake_with_the_embedded_model_through_the_text_codec(tmp
     )
     assert done.returncode == 0, done.stderr
     traj = json.loads(done.stdout)
-    assert traj["status"] == "ok" and 1 <= len(traj["steps"]) <= 3
+    assert traj["status"] == "ok"
+    assert 1 <= len(traj["steps"]) <= 3
     assert len(traj["model_calls"]) == len(traj["steps"])
     system = traj["messages"][0]
-    assert system["role"] == "system" and "<action>" in system["content"] and "left" in system["content"]
+    assert system["role"] == "system"
+    assert "<action>" in system["content"]
+    assert "left" in system["content"]
     codec = load(uri).session()
     for step in traj["steps"]:
-        assert step["text"] is not None and ("fallback" in step["info"]) == ("unparseable" in step["info"])
+        assert step["text"] is not None
+        assert ("fallback" in step["info"]) == ("unparseable" in step["info"])
         if "fallback" in step["info"]:  # the reply named no action: a random one, recorded as such
-            assert step["info"]["fallback"] == "random" and step["action"] in range(4)
+            assert step["info"]["fallback"] == "random"
+            assert step["action"] in range(4)
         else:  # the action is what the text codec reads in the recorded reply
             assert step["action"] == codec.parse_action(step["text"])
     assert "shown to the model" in page.read_text()
@@ -101,10 +110,13 @@ def test_try_constrain_makes_the_embedded_model_reply_with_a_valid_frozenlake_ac
     traj = json.loads(done.stdout)
     assert traj["status"] == "ok", traj.get("error")  # played to its natural end: goal, hole or the step limit
     choices = ["<action>left</action>", "<action>down</action>", "<action>right</action>", "<action>up</action>"]
-    assert traj["steps"] and len(traj["model_calls"]) == len(traj["steps"])
+    assert traj["steps"]
+    assert len(traj["model_calls"]) == len(traj["steps"])
     for step, call in zip(traj["steps"], traj["model_calls"], strict=True):
-        assert call["params"]["guided_choice"] == choices and step["text"] in choices
-        assert step["action"] == choices.index(step["text"]) and "fallback" not in step["info"]
+        assert call["params"]["guided_choice"] == choices
+        assert step["text"] in choices
+        assert step["action"] == choices.index(step["text"])
+        assert "fallback" not in step["info"]
 
 
 def test_ctrl_c_during_the_embedded_models_reply_stops_try_within_two_seconds(tmp_path):
@@ -162,7 +174,8 @@ def test_ctrl_c_during_the_embedded_models_reply_stops_try_within_two_seconds(tm
         return True
 
     try:
-        assert read_for(300, until_loaded=True) and b"loaded in" in drawn, drawn.decode(errors="replace")[-2000:]
+        assert read_for(300, until_loaded=True), drawn.decode(errors="replace")[-2000:]
+        assert b"loaded in" in drawn, drawn.decode(errors="replace")[-2000:]
         read_for(1.5)  # well into the reply
         assert proc.poll() is None, drawn.decode(errors="replace")[-2000:]
         sent = time.monotonic()
@@ -176,8 +189,10 @@ def test_ctrl_c_during_the_embedded_models_reply_stops_try_within_two_seconds(tm
         os.close(leader)
     err = drawn.decode(errors="replace")
     record = json.loads(saved.read_text().splitlines()[-1]) if saved.exists() and saved.read_text().strip() else None
-    assert took < 2.5 and proc.returncode == 130, err[-2000:]
-    assert record is not None and record["status"] == "interrupted"
+    assert took < 2.5, err[-2000:]
+    assert proc.returncode == 130, err[-2000:]
+    assert record is not None
+    assert record["status"] == "interrupted"
 
 
 def test_try_at_a_terminal_shows_the_model_loading_apart_from_the_first_calls_latency(tmp_path):
@@ -193,7 +208,8 @@ def test_try_at_a_terminal_shows_the_model_loading_apart_from_the_first_calls_la
     assert loaded, drawn[-2000:]
     record = json.loads(saved.read_text())
     # One token is a (wrong) answer, judged ok, or a reply the task cannot read: exit 0 only for ok.
-    assert record["status"] in ("ok", "policy_error") and code == (0 if record["status"] == "ok" else 1)
+    assert record["status"] in ("ok", "policy_error")
+    assert code == (0 if record["status"] == "ok" else 1)
     [call] = record["model_calls"]
     # One token takes well under the load (reading ~540 MB of weights): the call's latency is its own.
     assert call["duration_s"] < float(loaded.group(1))

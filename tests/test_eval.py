@@ -42,15 +42,19 @@ def test_eval_writes_a_run_directory_with_the_figures(tmp_path):
     for i in range(12):  # the samples of a task share one group id, and tasks do not share theirs
         assert len({t.group_id for t in run.trajectories if t.task_id == f"basic_arithmetic/42/{i}"}) == 1
     assert len({t.group_id for t in run.trajectories}) == 12
-    assert run.summary.episodes == 36 and run.summary.pass_at_k == {"1": 1.0, "2": 1.0, "3": 1.0}
-    assert run.config.versions["nenyax-adapters-reasoning-gym"] and run.config.manifest_digest.startswith("sha256:")
+    assert run.summary.episodes == 36
+    assert run.summary.pass_at_k == {"1": 1.0, "2": 1.0, "3": 1.0}
+    assert run.config.versions["nenyax-adapters-reasoning-gym"]
+    assert run.config.manifest_digest.startswith("sha256:")
 
 
 def test_a_null_policy_scores_zero_with_an_interval(tmp_path):
     done = nenyax("eval", f"{URI}?size=5", "--policy", "null", "--json", "--out", str(tmp_path / "r"))
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    assert summary["mean"] == 0.0 and summary["pass_at_k"] == {"1": 0.0} and summary["statuses"]["ok"] == 5
+    assert summary["mean"] == 0.0
+    assert summary["pass_at_k"] == {"1": 0.0}
+    assert summary["statuses"]["ok"] == 5
 
 
 def test_kill_9_mid_run_then_resume_records_every_episode_exactly_once(tmp_path):
@@ -78,14 +82,18 @@ def test_kill_9_mid_run_then_resume_records_every_episode_exactly_once(tmp_path)
     recorded = pairs(run_dir)
     assert len(recorded) == len(set(recorded)) == size * samples
     summary = json.loads(done.stdout)
-    assert summary["episodes"] == size * samples and summary["resumed"] == before
-    assert summary["mean"] == 1.0 and summary["pass_at_k"] == {"1": 1.0, "2": 1.0}
+    assert summary["episodes"] == size * samples
+    assert summary["resumed"] == before
+    assert summary["mean"] == 1.0
+    assert summary["pass_at_k"] == {"1": 1.0, "2": 1.0}
 
 
 def test_resume_refuses_to_change_the_run(tmp_path):
     assert nenyax("eval", f"{URI}?size=3", "--policy", "reference", "--out", str(tmp_path / "r")).returncode == 0
     done = nenyax("eval", "--resume", str(tmp_path / "r"), "--samples", "2")
-    assert done.returncode == 2 and "differs in samples" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert "differs in samples" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_a_run_toml_reproduces_its_run(tmp_path):
@@ -119,18 +127,23 @@ def test_precedence_option_over_environment_over_config_over_default(tmp_path):
     provider = settings(
         "provider", "--model", "local:smollm2-135m", "--tasks", "1", "--samples", "1", "--max-tokens", "4"
     )
-    assert "policy" not in provider and provider["provider"]["use"] == "local"  # the option beats the file's policy
+    assert "policy" not in provider
+    assert provider["provider"]["use"] == "local"
 
 
 def test_a_config_with_a_secret_or_an_unknown_key_is_one_sentence(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text(f'uri = "{URI}"\nbogus = 1\n')
     done = nenyax("eval", "--config", str(bad))
-    assert done.returncode == 2 and "bogus" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert "bogus" in done.stderr
+    assert "Traceback" not in done.stderr
     secret = tmp_path / "secret.toml"
     secret.write_text(f'uri = "{URI}"\n[provider]\nuse = "openai"\nmodel = "m"\napi_key = "sk-live"\n')
     done = nenyax("eval", "--config", str(secret), "--out", str(tmp_path / "s"))
-    assert done.returncode == 2 and "api_key" in done.stderr and not (tmp_path / "s").exists()
+    assert done.returncode == 2
+    assert "api_key" in done.stderr
+    assert not (tmp_path / "s").exists()
 
 
 def test_ctrl_c_names_the_resume_command_and_resume_finishes(tmp_path):
@@ -149,7 +162,9 @@ def test_ctrl_c_names_the_resume_command_and_resume_finishes(tmp_path):
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     stderr = proc.communicate(timeout=120)[1].decode()
-    assert proc.returncode != 0 and f"nenyax eval --resume {run_dir}" in stderr and "Traceback" not in stderr
+    assert proc.returncode != 0
+    assert f"nenyax eval --resume {run_dir}" in stderr
+    assert "Traceback" not in stderr
     assert 0 < len(pairs(run_dir)) < size
     assert nenyax("eval", "--resume", str(run_dir)).returncode == 0
     recorded = pairs(run_dir)
@@ -160,11 +175,13 @@ def test_backend_process_plays_reasoning_gym_the_same_on_two_workers(tmp_path):
     args = ("eval", f"{URI}?size=30", "--policy", "reference", "--samples", "2", "--json")
     here = nenyax(*args, "--out", str(tmp_path / "here"))
     there = nenyax(*args, "--out", str(tmp_path / "there"), "--backend", "process", "--workers", "2")
-    assert here.returncode == 0 and there.returncode == 0, there.stderr
+    assert here.returncode == 0, there.stderr
+    assert there.returncode == 0, there.stderr
 
     def played(run_dir):
         return sorted((t.task_id, t.sample, t.seed, t.status.value, t.judgment) for t in load_run(run_dir).trajectories)
 
-    assert played(tmp_path / "there") == played(tmp_path / "here") and len(played(tmp_path / "here")) == 60
+    assert played(tmp_path / "there") == played(tmp_path / "here")
+    assert len(played(tmp_path / "here")) == 60
     assert {t.judgment.score for t in load_run(tmp_path / "there").trajectories} == {1.0}
     assert json.loads(there.stdout)["pass_at_k"] == json.loads(here.stdout)["pass_at_k"] == {"1": 1.0, "2": 1.0}

@@ -57,7 +57,8 @@ def test_replay_renders_the_judgment_and_model_text_as_text(tmp_path):
     # Anywhere in the document: the only script is the inert JSON one, the injected markup made no
     # element, and the reply is shown whole, as text (the action block, since the policy is a callable).
     assert parsed.scripts == [{"type": "application/json", "id": "nenyax-trajectory"}]
-    assert "img" not in parsed.tags and parsed.tags.count("script") == 1
+    assert "img" not in parsed.tags
+    assert parsed.tags.count("script") == 1
     assert reply in parsed.blocks
     shot = tmp_path / "replay.png"
     _chromium("--window-size=1000,800", f"--screenshot={shot}", page.as_uri(), tmp_path=tmp_path)

@@ -34,10 +34,12 @@ def test_distribution_shape(package):
     assert config["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["src/nenyax"]
     for requirement in config["project"].get("dependencies", []):
         if requirement.startswith("nenyax-"):
-            assert "==" not in requirement and "<" in requirement, requirement
+            assert "==" not in requirement, requirement
+            assert "<" in requirement, requirement
     leaves = [p.parent for p in (package / "src" / "nenyax").rglob("__init__.py")]
     tops = {p for p in leaves if not (p.parent / "__init__.py").exists()}
-    assert tops and all((leaf / "py.typed").exists() for leaf in tops)
+    assert tops
+    assert all((leaf / "py.typed").exists() for leaf in tops)
 
 
 _LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")

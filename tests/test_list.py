@@ -29,7 +29,8 @@ def test_reasoning_gym_lists_every_dataset_with_its_docstring():
     described = {i["uri"]: i["description"] for i in items}
     assert described["reasoning_gym:basic_arithmetic"].startswith("Dataset that generates basic arithmetic tasks")
     text = nenyax("list", "reasoning_gym", "arith")
-    assert "reasoning_gym:basic_arithmetic" in text.stdout and "reasoning_gym:ab " not in text.stdout
+    assert "reasoning_gym:basic_arithmetic" in text.stdout
+    assert "reasoning_gym:ab " not in text.stdout
 
 
 def test_gymnasium_lists_the_registry_and_what_an_imported_module_registers(tmp_path):
@@ -46,7 +47,9 @@ def test_gymnasium_lists_the_registry_and_what_an_imported_module_registers(tmp_
     assert "gymnasium:NenyaxListed-v0" not in items
     assert items["gymnasium:CartPole-v1"] == "gymnasium.envs.classic_control.cartpole:CartPoleEnv"
     missing = nenyax("list", "gymnasium", "--import", "no_such_module_here")
-    assert missing.returncode == 2 and "no_such_module_here" in missing.stderr and "Traceback" not in missing.stderr
+    assert missing.returncode == 2
+    assert "no_such_module_here" in missing.stderr
+    assert "Traceback" not in missing.stderr
 
 
 def test_hf_lists_the_dataset_files_of_a_folder(tmp_path):
@@ -64,15 +67,18 @@ def test_hf_lists_the_dataset_files_of_a_folder(tmp_path):
     # the save_to_disk folder is one dataset (its .json files are not listed), the .txt is none
     assert uris == [f"hf:{tmp_path / 'a.jsonl'}", f"hf:{saved}", f"hf:{tmp_path / 'sub' / 'b.csv'}"]
     gone = nenyax("list", "hf", str(tmp_path / "nowhere"))
-    assert gone.returncode == 2 and "No file or directory" in gone.stderr
+    assert gone.returncode == 2
+    assert "No file or directory" in gone.stderr
 
 
 def test_list_without_an_adapter_names_every_installed_one_and_an_unknown_one_is_a_suggestion():
     done = nenyax("list")
     assert done.returncode == 0, done.stderr
-    assert "reasoning_gym: " in done.stdout and "gymnasium: " in done.stdout
+    assert "reasoning_gym: " in done.stdout
+    assert "gymnasium: " in done.stdout
     wrong = nenyax("list", "reasoning_gm")
-    assert wrong.returncode == 2 and "Did you mean 'reasoning_gym'" in wrong.stderr
+    assert wrong.returncode == 2
+    assert "Did you mean 'reasoning_gym'" in wrong.stderr
 
 
 def test_list_shows_the_tier_check_last_measured_and_marks_one_from_other_versions(tmp_path):
@@ -82,7 +88,9 @@ def test_list_shows_the_tier_check_last_measured_and_marks_one_from_other_versio
     tier = json.loads(checked.stdout)["tier"]
     listed = nenyax("list", "reasoning_gym", "arith", "--json", env=cache)
     [item] = [i for i in json.loads(listed.stdout)["reasoning_gym"] if i["uri"] == "reasoning_gym:basic_arithmetic"]
-    assert item["tier"] == tier and item["stale_tier"] is None and item["checked"]
+    assert item["tier"] == tier
+    assert item["stale_tier"] is None
+    assert item["checked"]
     text = nenyax("list", "reasoning_gym", "arith", env=cache).stdout
     assert re.search(rf"reasoning_gym:basic_arithmetic +\[{tier}\] +Dataset", text), text
     # Measured by other code, it is no evidence about this code: shown as stale, not as the tier.
@@ -93,7 +101,8 @@ def test_list_shows_the_tier_check_last_measured_and_marks_one_from_other_versio
         i
         for i in json.loads(nenyax("list", "reasoning_gym", "basic_arith", "--json", env=cache).stdout)["reasoning_gym"]
     ]
-    assert item["tier"] is None and item["stale_tier"] == tier
+    assert item["tier"] is None
+    assert item["stale_tier"] == tier
     assert f"[{tier}?]" in nenyax("list", "reasoning_gym", "basic_arith", env=cache).stdout
     untouched = nenyax("list", "reasoning_gym", "leg_counting", "--json", env=cache)
     assert [i["tier"] for i in json.loads(untouched.stdout)["reasoning_gym"]] == [None]

@@ -27,7 +27,8 @@ def test_check_reaches_audited_on_nemo_gyms_own_servers(nemo_python, server):
     done = run_nenyax("check", f"nemo_gym:{server}", "--json", "--require", "audited")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
-    assert report["tier"] == "audited" and report["manifest"]["format_version"] == "0.4.0"
+    assert report["tier"] == "audited"
+    assert report["manifest"]["format_version"] == "0.4.0"
 
 
 @pytest.mark.parametrize("server", ["mcqa", "reasoning_gym"])
@@ -35,13 +36,16 @@ def test_try_plays_an_episode_with_the_embedded_model(nemo_python, server):
     done = run_nenyax("try", f"nemo_gym:{server}", "--max-tokens", "24", "--json")
     assert done.returncode == 0, done.stderr
     traj = json.loads(done.stdout)
-    assert traj["status"] == "ok" and traj["policy"]["name"] == "local:smollm2-135m"
-    assert traj["judgment"]["judge"] == f"nemo_gym:{server}/verify" and 0.0 <= traj["judgment"]["score"] <= 1.0
+    assert traj["status"] == "ok"
+    assert traj["policy"]["name"] == "local:smollm2-135m"
+    assert traj["judgment"]["judge"] == f"nemo_gym:{server}/verify"
+    assert 0.0 <= traj["judgment"]["score"] <= 1.0
     [call] = traj["model_calls"]
     [step] = traj["steps"]
     assert step["text"] == call["response"]["content"] == step["action"]
     assert "reward" in step["info"]["verify"]  # the server's own verdict, recorded beside the score
-    assert traj["messages"][0]["role"] == "user" and traj["messages"][-1]["role"] == "assistant"
+    assert traj["messages"][0]["role"] == "user"
+    assert traj["messages"][-1]["role"] == "assistant"
 
 
 def test_the_cli_says_a_server_is_down_in_one_line(tmp_path):
@@ -51,10 +55,13 @@ def test_the_cli_says_a_server_is_down_in_one_line(tmp_path):
         sock.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     done = run_nenyax("try", f"nemo_gym:{url}?rows={rows}", "--policy", "null", timeout=120)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert url in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert url in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
     checked = run_nenyax("check", f"nemo_gym:{url}?rows={rows}", "--json", timeout=120)
     assert checked.returncode == 1, checked.stderr  # nothing was measured: no tier reached is no success
     report = json.loads(checked.stdout)
-    assert report["tier"] == "none" and report["results"][0]["outcome"] == "skipped"
+    assert report["tier"] == "none"
+    assert report["results"][0]["outcome"] == "skipped"
     assert url in report["results"][0]["evidence"]

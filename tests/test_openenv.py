@@ -56,7 +56,8 @@ def test_check_of_an_unseeded_server_is_evaluable_and_says_why(servers):
     report = json.loads(done.stdout)
     assert report["tier"] == "evaluable"
     [seeds] = [r for r in report["results"] if r["id"] == "trainable/seed-recreates"]
-    assert seeds["outcome"] == "skipped" and "neither `seeded` nor `stable_task_ids`" in seeds["evidence"]
+    assert seeds["outcome"] == "skipped"
+    assert "neither `seeded` nor `stable_task_ids`" in seeds["evidence"]
     assert report["manifest"]["extra"]["seeds"].startswith("Not honoured: sessions reset with seed 0")
 
 
@@ -65,7 +66,8 @@ def test_check_of_a_server_that_is_down_skips_connectable_naming_the_url():
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     done = nenyax("check", f"openenv:ws://127.0.0.1:{port}", env={"COLUMNS": "300"})  # one table row per line
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
     assert f"Could not connect: Cannot reach the OpenEnv server at http://127.0.0.1:{port}" in done.stdout
     assert "Tier: none (not even connectable)" in done.stdout
 
@@ -82,11 +84,13 @@ def test_try_plays_an_episode_with_the_embedded_model(servers):
     # action, so the episode is ok or policy_error; either way the codec's verdict is recorded.
     done = nenyax("try", servers.uri("seeded", "tries=1"), "--max-tokens", "24", "--json")
     traj = json.loads(done.stdout)
-    assert traj["policy"]["name"] == "local:smollm2-135m" and traj["status"] in ("ok", "policy_error"), done.stderr
+    assert traj["policy"]["name"] == "local:smollm2-135m", done.stderr
+    assert traj["status"] in ("ok", "policy_error"), done.stderr
     assert done.returncode == (0 if traj["status"] == "ok" else 1)
     [call] = traj["model_calls"]
     [step] = traj["steps"]
-    assert step["text"] == call["response"]["content"] and len(call["completion_token_ids"]) <= 24
+    assert step["text"] == call["response"]["content"]
+    assert len(call["completion_token_ids"]) <= 24
     assert "You act in the OpenEnv environment guess." in traj["messages"][0]["content"]
     if traj["status"] == "policy_error":
         assert traj["error"].startswith("PolicyFailure: Could not read an action from the reply")

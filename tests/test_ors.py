@@ -56,14 +56,17 @@ def test_try_plays_an_episode_with_the_embedded_model_through_a_terminal_tool(or
     )
     assert done.returncode == 0, done.stderr
     traj = json.loads(done.stdout)
-    assert traj["status"] == "ok" and traj["policy"]["name"] == "local:smollm2-135m"
+    assert traj["status"] == "ok"
+    assert traj["policy"]["name"] == "local:smollm2-135m"
     [call] = traj["model_calls"]
     assert len(call["completion_token_ids"]) == len(call["logprobs"]) > 0
     [step] = traj["steps"]
     assert step["text"] == call["response"]["content"]
     # A plain reply is the answer; one with a tool call names the tool itself.
-    assert step["action"]["name"] in ("submit", "hint", "slow") and step["info"]["output"]["finished"] in (True, False)
-    assert "submit" in traj["messages"][0]["content"] and traj["messages"][1]["content"] == "What is 2+2?"
+    assert step["action"]["name"] in ("submit", "hint", "slow")
+    assert step["info"]["output"]["finished"] in (True, False)
+    assert "submit" in traj["messages"][0]["content"]
+    assert traj["messages"][1]["content"] == "What is 2+2?"
     assert traj["judgment"]["judge"] == "ors:mathenv"
 
 
@@ -71,12 +74,15 @@ def test_try_with_the_embedded_model_classifies_a_reply_without_a_tool_call(ors_
     done = run_nenyax("try", f"ors:{ors_sdk.url}/mathenv?max_turns=2", "--max-tokens", "24", "--json")
     traj = json.loads(done.stdout)
     assert done.returncode == (0 if traj["status"] == "ok" else 1), done.stderr
-    assert traj["status"] in ("ok", "policy_error") and traj["model_calls"]
+    assert traj["status"] in ("ok", "policy_error")
+    assert traj["model_calls"]
     assert traj["steps"][-1]["text"] == traj["model_calls"][-1]["response"]["content"]
     if traj["status"] == "policy_error":  # a 135M model rarely writes a valid <tool_call>: it is the policy's fault
-        assert traj["judgment"]["score"] == 0.0 and traj["error"].startswith("PolicyFailure: ")
+        assert traj["judgment"]["score"] == 0.0
+        assert traj["error"].startswith("PolicyFailure: ")
     else:  # it wrote one: the server judged the episode
-        assert traj["judgment"]["judge"] == "ors:mathenv" and traj["error"] is None
+        assert traj["judgment"]["judge"] == "ors:mathenv"
+        assert traj["error"] is None
         assert {s["action"]["name"] for s in traj["steps"]} <= {"submit", "hint", "slow"}
 
 
@@ -85,23 +91,28 @@ def test_try_on_the_openreward_env_sends_the_plain_reply_to_its_terminal_tool(op
     traj = json.loads(done.stdout)
     assert traj["status"] in ("ok", "policy_error"), done.stderr
     assert done.returncode == (0 if traj["status"] == "ok" else 1), done.stderr
-    assert traj["model_calls"] and traj["steps"][-1]["text"] == traj["model_calls"][-1]["response"]["content"]
+    assert traj["model_calls"]
+    assert traj["steps"][-1]["text"] == traj["model_calls"][-1]["response"]["content"]
     if traj["status"] == "ok":  # a plain reply goes to the terminal tool `answer`; or two lookups reach max_turns
         assert traj["steps"][-1]["action"]["name"] in ("answer", "lookup")
-        assert traj["judgment"]["judge"] == "ors:capitalenv" and traj["judgment"]["score"] in (0.0, 1.0)
+        assert traj["judgment"]["judge"] == "ors:capitalenv"
+        assert traj["judgment"]["score"] in (0.0, 1.0)
     else:  # a tool call the codec cannot read (or a second lookup past max_turns) is the policy's fault, scored 0
-        assert traj["judgment"]["score"] == 0.0 and traj["error"].startswith("PolicyFailure: ")
+        assert traj["judgment"]["score"] == 0.0
+        assert traj["error"].startswith("PolicyFailure: ")
 
 
 def test_a_server_that_is_down_is_one_sentence_for_try_and_a_skip_for_check():
     url = f"http://127.0.0.1:{servers.free_port()}"
     done = run_nenyax("try", f"ors:{url}/mathenv", "--policy", "reference")
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
     assert (
         done.stderr.strip() == f"Error: Cannot reach the ORS server at {url} (connection refused); is it running there?"
     )
     done = run_nenyax("check", f"ors:{url}/mathenv", "--json")
     assert done.returncode == 1, done.stderr  # nothing was measured: no tier reached is no success
     report = json.loads(done.stdout)
-    assert report["tier"] == "none" and report["results"][0]["outcome"] == "skipped"
+    assert report["tier"] == "none"
+    assert report["results"][0]["outcome"] == "skipped"
     assert url in report["results"][0]["evidence"]

@@ -159,7 +159,8 @@ def test_the_viewer_filters_sorts_and_opens_an_episode_with_no_console_error(pag
                 "[...document.getElementById('replay').contentDocument.querySelectorAll('script')].map(s => s.type)"
             )
             assert title == "nenyax replay: reasoning_gym:basic_arithmetic?size=6"
-            assert "</script><b>no idea</b>" in text and "score 0" in text
+            assert "</script><b>no idea</b>" in text
+            assert "score 0" in text
             assert frame_scripts == ["application/json"]  # the reply made no element
             assert await chrome.js("location.hash") == "#7"
             assert chrome.errors == []
@@ -181,14 +182,17 @@ def test_the_view_command_writes_the_page_of_a_run_directory(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     html = (run / "view.html").read_text()
-    assert html.count('type="application/json" id="e') == 6 and "mean score 1.000" in html
+    assert html.count('type="application/json" id="e') == 6
+    assert "mean score 1.000" in html
     done = subprocess.run(
         [sys.executable, "-m", "nenyax.cli", "view", str(tmp_path / "nothing")],
         capture_output=True,
         text=True,
         check=False,
     )
-    assert done.returncode == 2 and "does not exist" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert "does not exist" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_serve_publishes_the_page_and_nothing_else_on_loopback(tmp_path):

@@ -29,7 +29,8 @@ def test_every_format_loads_and_is_audited(tmp_path, rows, kind):
     env = load(f"hf:{path}")
     assert env.task_ids() == [f"train/{i}" for i in range(6)]
     session = env.session(task="train/2")
-    assert session.observation == "What is 12 times 12?" and session.gold == "144"
+    assert session.observation == "What is 12 times 12?"
+    assert session.gold == "144"
     report = check(f"hf:{path}", samples=4)
     assert report.tier is Tier.AUDITED, [r.evidence for r in report.failed]
 
@@ -38,7 +39,8 @@ def test_dataset_dict_splits(tmp_path, rows):
     path = _formats(tmp_path, rows)["dict"]
     assert load(f"hf:{path}").task_ids() == ["train/0", "train/1", "train/2"]
     test = load(f"hf:{path}?split=test")
-    assert test.task_ids() == ["test/0", "test/1", "test/2"] and test.session().observation == "What is 9 times 6?"
+    assert test.task_ids() == ["test/0", "test/1", "test/2"]
+    assert test.session().observation == "What is 9 times 6?"
     with pytest.raises(BadURIError, match=r"no split 'tset'\. Did you mean 'test'"):
         load(f"hf:{path}?split=tset")
 
@@ -50,11 +52,14 @@ def test_column_mapping_and_id_column(tmp_path):
     assert env.task_ids() == ["train/a1"]
     # The gold comes from the mapped column: exact matching ignores case and the final full stop...
     traj = env.rollout(lambda q: "paris.", task="train/a1")
-    assert traj.score == 1.0 and traj.steps[0].info == {"answer": "paris."}
+    assert traj.score == 1.0
+    assert traj.steps[0].info == {"answer": "paris."}
     assert env.rollout(lambda q: "<answer>PARIS</answer>").judgment.passed
     # ...but is exact: a sentence around the answer is not the answer.
     wordy = env.rollout(lambda q: "It is paris.", task="train/a1")
-    assert wordy.score == 0.0 and wordy.judgment.passed is False and wordy.steps[0].info == {"answer": "It is paris."}
+    assert wordy.score == 0.0
+    assert wordy.judgment.passed is False
+    assert wordy.steps[0].info == {"answer": "It is paris."}
     assert serde.loads(serde.dumps(traj), Trajectory) == traj
 
 
@@ -62,7 +67,8 @@ def test_gsm8k_style_gold_answers(tmp_path):
     path = tmp_path / "gsm.jsonl"
     path.write_text(json.dumps({"question": "Q?", "answer": "Work: 6*7 = 42.\n#### 42"}) + "\n")
     env = load(f"hf:{path}?judge=numeric")
-    assert env.session().gold == "42" and env.rollout("reference").score == 1.0
+    assert env.session().gold == "42"
+    assert env.rollout("reference").score == 1.0
     assert env.rollout(lambda q: "so the answer is 42.0").score == 1.0
 
 
@@ -98,8 +104,8 @@ def test_missing_or_unreadable_files(tmp_path):
     (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(BadURIError, match="datasets could not read"):
         load(f"hf:{tmp_path / 'bad.parquet'}")
+    (tmp_path / "cols.jsonl").write_text('{"a": 1, "answer": 2}\n')
     with pytest.raises(BadURIError, match="No prompt column found among"):
-        (tmp_path / "cols.jsonl").write_text('{"a": 1, "answer": 2}\n')
         load(f"hf:{tmp_path / 'cols.jsonl'}")
 
 
@@ -107,13 +113,16 @@ def test_a_judge_that_raises_is_a_verifier_error(tmp_path):
     path = tmp_path / "words.jsonl"
     path.write_text(json.dumps({"question": "Say hi", "answer": "hello"}) + "\n")
     traj = load(f"hf:{path}?judge=numeric").rollout("reference")
-    assert traj.status is Status.VERIFIER_ERROR and traj.judgment is None
-    assert "cannot read the gold answer 'hello' as a number" in traj.error and traj.steps[0].action
+    assert traj.status is Status.VERIFIER_ERROR
+    assert traj.judgment is None
+    assert "cannot read the gold answer 'hello' as a number" in traj.error
+    assert traj.steps[0].action
 
 
 def test_chat_rendering_asks_for_answer_tags(jsonl):
     messages = load(f"hf:{jsonl}").session().render()
-    assert [m["role"] for m in messages] == ["system", "user"] and "<answer>" in messages[0]["content"]
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert "<answer>" in messages[0]["content"]
     assert messages[1]["content"] == "What is 3 times 4?"
 
 

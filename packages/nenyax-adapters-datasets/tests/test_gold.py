@@ -35,7 +35,8 @@ def test_an_empty_csv_gold_is_named_and_is_not_a_task(tmp_path):
     assert (bad.task_id, bad.row, bad.line) == ("train/2", 2, 4)
     assert bad.sentence == "Line 4 of golds.csv (task train/2) has an empty 'answer'."
     assert env.manifest.extra["bad_rows"] == {"count": 1, "first": [bad.sentence]}
-    assert env.manifest.extra["rows"] == 4 and env.manifest.splits[0].count == 3
+    assert env.manifest.extra["rows"] == 4
+    assert env.manifest.splits[0].count == 3
     assert "1 of 4 rows have no usable gold answer" in env.manifest.description
     with pytest.raises(BadURIError, match=r"'train/2' is not a task: Line 4 of golds\.csv .* has an empty 'answer'"):
         env.session(task="train/2")
@@ -101,7 +102,8 @@ def test_typed_files_name_bad_rows_by_index(tmp_path):
         [{"question": "a", "answer": 7.0}, {"question": "b", "answer": None}, {"question": "c", "answer": float("nan")}]
     ).to_parquet(str(path))
     env = load(f"hf:{path}")
-    assert env.task_ids() == ["train/0"] and env.session().gold == "7.0"
+    assert env.task_ids() == ["train/0"]
+    assert env.session().gold == "7.0"
     assert [row.sentence for row in env.bad_rows] == [
         "Row 1 of typed.parquet (task train/1, rows counted from 0) has a null 'answer'.",
         "Row 2 of typed.parquet (task train/2, rows counted from 0) has a NaN 'answer' (a missing value).",
@@ -118,7 +120,8 @@ def test_a_nested_list_gold_is_a_bad_row_in_json_and_in_a_typed_list_column(tmp_
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     env = load(f"hf:{path}")
     # A list inside the list is no answer anyone can give: not the text "['y', 'z']", and not its items.
-    assert env.task_ids() == ["train/2"] and env.session().references == ("4", "four")
+    assert env.task_ids() == ["train/2"]
+    assert env.session().references == ("4", "four")
     assert [row.sentence for row in env.bad_rows] == [
         "Line 1 of nested.jsonl (task train/0) has a list in 'answer' holding a nested list in 'answer'.",
         "Line 2 of nested.jsonl (task train/1) has a list in 'answer' holding a nested list in 'answer'.",
@@ -161,7 +164,8 @@ def test_a_row_without_a_question_is_an_error_naming_it(tmp_path, name, content,
         return
     with pytest.raises(BadURIError, match=fragment) as info:
         load(f"hf:{path}")
-    assert "\n" not in str(info.value) and "?prompt_column=" in str(info.value)
+    assert "\n" not in str(info.value)
+    assert "?prompt_column=" in str(info.value)
 
 
 def test_a_file_without_any_gold_is_an_error(tmp_path):
@@ -173,7 +177,8 @@ def test_list_golds_are_alternatives_in_json_and_text_in_csv(tmp_path):
     path = tmp_path / "alts.jsonl"
     path.write_text(json.dumps({"question": "Two primes?", "answer": ["2", "3", "\\boxed{5}"]}) + "\n")
     session = load(f"hf:{path}").session()
-    assert session.references == ("2", "3", "5") and session.gold == "2"
+    assert session.references == ("2", "3", "5")
+    assert session.gold == "2"
     env = load(f"hf:{path}")
     assert [env.rollout(lambda q, a=a: f"<answer>{a}</answer>").score for a in ("3", "5", "7")] == [1.0, 1.0, 0.0]
     csv_path = tmp_path / "alts.csv"

@@ -139,7 +139,9 @@ def test_a_hanging_verifier_makes_the_episode_a_verifier_error(tmp_path):
     path.write_text(json.dumps({"question": "Half?", "answer": "\\frac{1}{2}"}) + "\n")
     env = load(f"hf:{path}?judge=math&judge.timeout=0.5")
     traj = env.rollout(lambda q: f"<answer>{HANGS}</answer>")
-    assert traj.status is Status.VERIFIER_ERROR and traj.judgment is None and traj.score is None
+    assert traj.status is Status.VERIFIER_ERROR
+    assert traj.judgment is None
+    assert traj.score is None
     assert "took longer than 0.5 s" in traj.error
 
     async def inside_a_running_loop():  # as in Jupyter: the episode runs on a loop in a worker thread

@@ -18,7 +18,8 @@ def test_the_fixture_covers_the_forms_it_claims():
 
 def test_math_verify_finds_every_equivalent_form_and_beats_the_old_judge():
     new, old = both()
-    assert new.errors == 0 and new.recall == 1.0, new.wrong
+    assert new.errors == 0, new.wrong
+    assert new.recall == 1.0, new.wrong
     assert new.precision >= 0.95, new.wrong
     assert new.true_pos + new.true_neg > old.true_pos + old.true_neg
 

@@ -28,11 +28,15 @@ def test_native_policy_sees_numpy_and_steps_store_json():
         return balance(observation)
 
     traj = load("gymnasium:CartPole-v1").rollout(policy, task="CartPole-v1/seed/3")
-    assert isinstance(seen[0], np.ndarray) and seen[0].dtype == np.float32
-    assert traj.status is Status.OK and traj.task_id == "CartPole-v1/seed/3" and traj.seed == 3
+    assert isinstance(seen[0], np.ndarray)
+    assert seen[0].dtype == np.float32
+    assert traj.status is Status.OK
+    assert traj.task_id == "CartPole-v1/seed/3"
+    assert traj.seed == 3
     first = traj.steps[0]
     recorded = first.observation  # core's array encoding: the dtype survives, the numbers read
-    assert recorded["__ndarray__"] == "float32" and len(recorded["values"]) == 4
+    assert recorded["__ndarray__"] == "float32"
+    assert len(recorded["values"]) == 4
     assert all(type(x) is float for x in recorded["values"])
     np.testing.assert_array_equal(arrays.decode(first.observation), seen[0])
     assert type(first.action) is int
@@ -58,7 +62,8 @@ def test_terminated_and_truncated_are_kept_apart():
     env = load("gymnasium:CartPole-v1?max_episode_steps=10")
     alternating = env.rollout(lambda obs: int(abs(obs[0] * 1e6)) % 2, task="CartPole-v1/seed/0")
     cut = alternating.steps[-1]
-    assert len(alternating.steps) == 10 and (cut.terminated, cut.truncated) == (False, True)
+    assert len(alternating.steps) == 10
+    assert (cut.terminated, cut.truncated) == (False, True)
     fell = env.rollout(lambda obs: 1, task="CartPole-v1/seed/0").steps[-1]
     assert (fell.terminated, fell.truncated) == (True, False)
 
@@ -66,7 +71,9 @@ def test_terminated_and_truncated_are_kept_apart():
 def test_time_limit_is_added_where_gymnasium_registers_none():
     env = load("gymnasium:CliffWalking-v1?max_episode_steps=25")
     traj = env.rollout("null")  # "up" from the start square never ends the episode
-    assert len(traj.steps) == 25 and traj.steps[-1].truncated and traj.score == -25
+    assert len(traj.steps) == 25
+    assert traj.steps[-1].truncated
+    assert traj.score == -25
     assert load("gymnasium:CliffWalking-v1").manifest.capabilities.max_turns == 1000
 
 
@@ -125,19 +132,24 @@ def test_reset_that_raises_is_an_env_error():
     env = load("gymnasium:nenyax_test_envs:BrokenResetEnv")
     task = "nenyax_test_envs:BrokenResetEnv/seed/7"
     traj = env.rollout("null", task=task)
-    assert traj.status is Status.ENV_ERROR and traj.judgment is None
-    assert "the simulator failed to start" in traj.error and traj.task_id == task
+    assert traj.status is Status.ENV_ERROR
+    assert traj.judgment is None
+    assert "the simulator failed to start" in traj.error
+    assert traj.task_id == task
     assert env.rollout("null").status is Status.ENV_ERROR  # the broken env was not handed to the next episode
 
 
 def test_step_that_raises_keeps_the_steps_before_it():
     traj = load("gymnasium:nenyax_test_envs:BrokenStepEnv").rollout("null")
-    assert traj.status is Status.ENV_ERROR and len(traj.steps) == 2 and "physics exploded" in traj.error
+    assert traj.status is Status.ENV_ERROR
+    assert len(traj.steps) == 2
+    assert "physics exploded" in traj.error
 
 
 def test_invalid_native_action_is_the_policys_failure():
     traj = load("gymnasium:CartPole-v1").rollout(lambda obs: 7)
-    assert traj.status is Status.POLICY_ERROR and traj.score == 0.0
+    assert traj.status is Status.POLICY_ERROR
+    assert traj.score == 0.0
     assert "not in the action space Discrete(2)" in traj.error
 
 
@@ -159,7 +171,8 @@ def test_reused_box2d_envs_still_replay_a_seed():
     # BipedalWalker's own reset does not clear its physics world: a reused env drifts by the third episode.
     env = load("gymnasium:BipedalWalker-v3?max_episode_steps=150")
     scores = {env.rollout("null", task="BipedalWalker-v3/seed/5").score for _ in range(3)}
-    assert len(scores) == 1 and env.manifest.extra["reuses_envs"] is False
+    assert len(scores) == 1
+    assert env.manifest.extra["reuses_envs"] is False
 
 
 @pytest.mark.parametrize(
@@ -173,14 +186,17 @@ def test_reused_box2d_envs_still_replay_a_seed():
 def test_planner_reference_is_optimal_on_deterministic_tables(uri, score):
     env = load(uri)
     traj = env.rollout("reference")
-    assert traj.score == score and traj.judgment.passed is not False
-    assert env.manifest.capabilities.reference_policy and not env.manifest.capabilities.stochastic
+    assert traj.score == score
+    assert traj.judgment.passed is not False
+    assert env.manifest.capabilities.reference_policy
+    assert not env.manifest.capabilities.stochastic
 
 
 def test_taxi_reference_delivers_every_passenger():
     env = load("gymnasium:Taxi-v4")
     scores = [env.rollout("reference", task=t).score for t in env.task_ids(limit=10)]
-    assert all(s > 0 for s in scores) and env.manifest.capabilities.stochastic is False
+    assert all(s > 0 for s in scores)
+    assert env.manifest.capabilities.stochastic is False
 
 
 def test_fickle_taxi_has_no_reference():
@@ -192,14 +208,16 @@ def test_fickle_taxi_has_no_reference():
 
 def test_slippery_frozenlake_is_audited_as_stochastic():
     report = check("gymnasium:FrozenLake-v1", samples=5)
-    assert report.tier is Tier.AUDITED and report.manifest.capabilities.stochastic
+    assert report.tier is Tier.AUDITED
+    assert report.manifest.capabilities.stochastic
     assert "Stochastic" in next(r.evidence for r in report.results if r.id == "audited/reference-beats-null")
 
 
 def test_blackjack_is_trainable_and_says_why_not_audited():
     report = check("gymnasium:Blackjack-v1", samples=2)
     assert report.tier is Tier.TRAINABLE
-    assert report.manifest.capabilities.stochastic and "No oracle" in report.manifest.extra["reference"]
+    assert report.manifest.capabilities.stochastic
+    assert "No oracle" in report.manifest.extra["reference"]
 
 
 def test_judgment_passes_against_the_reward_threshold():

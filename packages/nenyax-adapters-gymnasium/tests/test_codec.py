@@ -15,11 +15,13 @@ def test_first_turn_has_the_system_prompt_then_only_observations():
     first = session.render()
     assert [m["role"] for m in first] == ["system", "user"]
     system = first[0]["content"]
-    assert "<action></action>" in system and "0 = push_left, 1 = push_right" in system
+    assert "<action></action>" in system
+    assert "0 = push_left, 1 = push_right" in system
     assert first[1]["content"].startswith("Observation: [")
     session.act(1)
     again = session.render()
-    assert [m["role"] for m in again] == ["user"] and "Reward for your last action: 1." in again[0]["content"]
+    assert [m["role"] for m in again] == ["user"]
+    assert "Reward for your last action: 1." in again[0]["content"]
 
 
 def test_a_chat_policy_plays_cartpole_through_the_codec(chat):
@@ -29,8 +31,10 @@ def test_a_chat_policy_plays_cartpole_through_the_codec(chat):
         return f"The pole leans {observation[2]:+.3f}.\n<action>{1 if observation[2] > 0 else 0}</action>"
 
     traj = load("gymnasium:CartPole-v1?max_episode_steps=30").rollout(chat(reply), task="CartPole-v1/seed/2")
-    assert traj.status is Status.OK and traj.score > 20
-    assert traj.messages[0]["role"] == "system" and traj.messages[2]["role"] == "assistant"
+    assert traj.status is Status.OK
+    assert traj.score > 20
+    assert traj.messages[0]["role"] == "system"
+    assert traj.messages[2]["role"] == "assistant"
     assert traj.steps[0].text.startswith("The pole leans")
     # Every action played is the one the reply named.
     assert [s.action for s in traj.steps] == [int(re.search(r"<action>(\d)</action>", s.text)[1]) for s in traj.steps]
@@ -42,24 +46,29 @@ def test_action_names_and_the_ansi_picture(chat):
     script = iter(["down", "down", "right", "right", "<action>DOWN</action>", "I pick <action>right</action>"])
     player = chat(lambda turn: next(script))
     traj = env.rollout(player)
-    assert [s.action for s in traj.steps] == [1, 1, 2, 2, 1, 2] and traj.score == 1.0
+    assert [s.action for s in traj.steps] == [1, 1, 2, 2, 1, 2]
+    assert traj.score == 1.0
     assert "[S]FFF" in player.seen[0][1]["content"]  # the agent is marked on the map
 
 
 def test_unparseable_reply_is_a_policy_error_that_keeps_the_reply(chat):
     traj = load("gymnasium:CartPole-v1").rollout(chat("I would rather not move."))
-    assert traj.status is Status.POLICY_ERROR and traj.score == 0.0
+    assert traj.status is Status.POLICY_ERROR
+    assert traj.score == 0.0
     step = traj.steps[-1]
-    assert step.action is None and step.text == "I would rather not move."
+    assert step.action is None
+    assert step.text == "I would rather not move."
     assert step.info["error"].startswith("Could not read an action from the reply")
-    assert "\n" not in step.info["error"] and traj.messages[-1]["role"] == "assistant"
+    assert "\n" not in step.info["error"]
+    assert traj.messages[-1]["role"] == "assistant"
 
 
 @pytest.mark.parametrize(("mode", "action"), [("noop", 0), ("random", None)])
 def test_unparseable_reply_can_play_a_recorded_fallback(chat, mode, action):
     env = load(f"gymnasium:CartPole-v1?on_unparseable={mode}&max_episode_steps=5&retries=0")
     traj = env.rollout(chat("no idea"))
-    assert traj.status is Status.OK and len(traj.steps) == 5
+    assert traj.status is Status.OK
+    assert len(traj.steps) == 5
     assert all(s.info["fallback"] == mode and "Could not read" in s.info["unparseable"] for s in traj.steps)
     if action is not None:
         assert {s.action for s in traj.steps} == {action}
@@ -70,7 +79,8 @@ def test_box_replies_are_bounded(chat):
     assert env.rollout(chat("<action>0.5</action>")).steps[0].action["values"] == [0.5]
     assert env.rollout(chat("<action>[-1.25]</action>")).steps[0].action["values"] == [-1.25]
     out = env.rollout(chat("<action>5</action>"))
-    assert out.status is Status.POLICY_ERROR and "'5' is outside the action space" in out.error
+    assert out.status is Status.POLICY_ERROR
+    assert "'5' is outside the action space" in out.error
 
 
 def test_every_space_type_round_trips_through_the_codec(chat):
@@ -95,7 +105,8 @@ def test_every_space_type_round_trips_through_the_codec(chat):
         with pytest.raises(PolicyFailure, match="Could not read an action"):
             session.parse_action(bad)
     traj = env.rollout(chat(reply))
-    assert traj.status is Status.OK and len(traj.steps) == 3
+    assert traj.status is Status.OK
+    assert len(traj.steps) == 3
     assert traj.steps[0].info == {"t": 1, "tag": [1, 2]}
     assert serde.loads(serde.dumps(traj), Trajectory) == traj
 
@@ -117,7 +128,9 @@ def test_a_space_the_codec_cannot_render_is_said_at_load_and_before_any_step(cha
 
 def test_images_are_too_large_for_the_codec():
     problem = codec.codec_problem(spaces.Box(0, 255, (96, 96, 3), np.uint8), spaces.Discrete(5))
-    assert problem and "27648 numbers" in problem and "\n" not in problem
+    assert problem
+    assert "27648 numbers" in problem
+    assert "\n" not in problem
 
 
 @pytest.mark.parametrize(
@@ -157,7 +170,8 @@ def test_an_unparseable_reply_is_retried_with_the_parsers_error_as_feedback(chat
     traj = env.rollout(player, task="FrozenLake-v1/seed/0")
     assert traj.status is Status.OK
     first = traj.steps[:3]
-    assert [s.action for s in first] == [None, None, 2] and [s.info.get("retry") for s in first] == [True, True, None]
+    assert [s.action for s in first] == [None, None, 2]
+    assert [s.info.get("retry") for s in first] == [True, True, None]
     assert all(s.observation == 0 for s in first)  # a retry is a turn, not an env step
     feedback = player.seen[1][-1]["content"]
     assert feedback.startswith("Your last reply was not a valid action: Could not read an action from the reply")
@@ -167,7 +181,9 @@ def test_an_unparseable_reply_is_retried_with_the_parsers_error_as_feedback(chat
 
 def test_retries_are_bounded_per_action_then_the_episode_is_a_policy_error(chat):
     traj = load("gymnasium:FrozenLake-v1?retries=2").rollout(chat("no idea"))
-    assert traj.status is Status.POLICY_ERROR and len(traj.steps) == 3 and traj.score == 0.0
+    assert traj.status is Status.POLICY_ERROR
+    assert len(traj.steps) == 3
+    assert traj.score == 0.0
     assert [bool(s.info.get("retry")) for s in traj.steps] == [True, True, False]
     default = load("gymnasium:FrozenLake-v1").rollout(chat("no idea"))
     assert len(default.steps) == 4  # three retries by default, then the failure
@@ -178,8 +194,10 @@ def test_retries_do_not_use_up_the_time_limit(chat):
     replies = iter(["hmm", "<action>1</action>"] * 50)
     env = load("gymnasium:CartPole-v1?max_episode_steps=6&retries=1")
     traj = env.rollout(chat(lambda turn: next(replies)))
-    assert traj.status is Status.OK and len(traj.steps) == 12
-    assert sum(1 for s in traj.steps if s.action is not None) == 6 and traj.steps[-1].truncated
+    assert traj.status is Status.OK
+    assert len(traj.steps) == 12
+    assert sum(1 for s in traj.steps if s.action is not None) == 6
+    assert traj.steps[-1].truncated
 
 
 @pytest.mark.parametrize(

@@ -34,29 +34,34 @@ def _round_trip(traj, tmp_path):
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_observation_type_serialises_and_reads_back(kind, tmp_path):
     traj = load(_uri(kind)).rollout(lambda obs: 1, seed=4)
-    assert traj.status is Status.OK and len(traj.steps) == 3
+    assert traj.status is Status.OK
+    assert len(traj.steps) == 3
     _round_trip(traj, tmp_path)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_rejected_action_records_the_observation_as_json(kind, tmp_path):
     traj = load(_uri(kind)).rollout(lambda obs: 7, seed=4)
-    assert traj.status is Status.POLICY_ERROR and traj.steps[-1].action == 7
+    assert traj.status is Status.POLICY_ERROR
+    assert traj.steps[-1].action == 7
     _round_trip(traj, tmp_path)
 
 
 @pytest.mark.parametrize("kind", TEXT_KINDS)
 def test_an_unparseable_reply_records_the_observation_as_json(kind, chat, tmp_path):
     traj = load(_uri(kind, "&retries=1")).rollout(chat("no idea"), seed=4)
-    assert traj.status is Status.POLICY_ERROR and [s.action for s in traj.steps] == [None, None]
+    assert traj.status is Status.POLICY_ERROR
+    assert [s.action for s in traj.steps] == [None, None]
     _round_trip(traj, tmp_path)
 
 
 def test_cartpole_unparseable_reply_is_recorded_with_its_numbers_and_dtype(chat):
     traj = load("gymnasium:CartPole-v1?retries=0").rollout(chat("I would rather not move."))
     recorded = traj.steps[-1].observation
-    assert recorded["__ndarray__"] == "float32" and len(recorded["values"]) == 4
-    assert type(recorded["values"]) is list and all(type(x) is float for x in recorded["values"])
+    assert recorded["__ndarray__"] == "float32"
+    assert len(recorded["values"]) == 4
+    assert type(recorded["values"]) is list
+    assert all(type(x) is float for x in recorded["values"])
 
 
 def test_large_arrays_are_recorded_as_dtype_shape_and_bytes():
@@ -64,12 +69,14 @@ def test_large_arrays_are_recorded_as_dtype_shape_and_bytes():
     native = env.session(seed=4).observation
     traj = env.rollout(lambda obs: 0, seed=4)
     record = traj.steps[0].observation
-    assert set(record) == {"__ndarray__", "shape", "data"} and record["shape"] == [210, 160, 3]
+    assert set(record) == {"__ndarray__", "shape", "data"}
+    assert record["shape"] == [210, 160, 3]
     assert record["__ndarray__"] == "uint8"
     np.testing.assert_array_equal(arrays.decode(record), native)
     assert len(json.dumps(record)) < 1.4 * native.nbytes  # base64: 4/3 of the raw bytes
     nested = load(_uri("image_dict")).rollout(lambda obs: 0).steps[0].observation
-    assert nested["image"]["__ndarray__"] == "uint8" and isinstance(nested["mission"], str)
+    assert nested["image"]["__ndarray__"] == "uint8"
+    assert isinstance(nested["mission"], str)
 
 
 def test_small_arrays_keep_their_dtype_and_shape_too():
@@ -78,7 +85,8 @@ def test_small_arrays_keep_their_dtype_and_shape_too():
     small = env.rollout(lambda obs: 0, seed=4).steps[0].observation
     assert small["values"] == native.tolist()  # numbers a person reads in a replay
     back = arrays.decode(small)
-    assert back.dtype == native.dtype and back.shape == native.shape
+    assert back.dtype == native.dtype
+    assert back.shape == native.shape
     np.testing.assert_array_equal(back, native)
 
 
@@ -88,7 +96,9 @@ def test_records_the_adapter_wrote_before_core_encoded_arrays_still_read(tmp_pat
     np.testing.assert_array_equal(arrays.decode(old), np.arange(2000, dtype=np.float32).reshape(20, 100))
     box = spaces.Box(0.0, 3000.0, (20, 100), np.float32)
     native, again = coerce_action(box, old)  # a recorded action replays through the space as it did
-    assert native.dtype == np.float32 and again == arrays.encode(native) and "data" in again
+    assert native.dtype == np.float32
+    assert again == arrays.encode(native)
+    assert "data" in again
 
 
 def _b64(array):

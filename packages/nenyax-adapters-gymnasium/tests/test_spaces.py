@@ -35,7 +35,8 @@ def test_flat_spaces_use_their_own_json_layout(space):
         else:
             assert mine == space.to_jsonable([value])[0]
         back = from_json(space, to_json(space, value))
-        assert space.contains(back) and to_json(space, back) == to_json(space, value)
+        assert space.contains(back)
+        assert to_json(space, back) == to_json(space, value)
 
 
 @pytest.mark.parametrize("space", FLAT + NESTED, ids=str)
@@ -48,7 +49,8 @@ def test_json_round_trip_is_exact_and_json_native(space):
         data = to_json(space, value)
         assert orjson.loads(orjson.dumps(data)) == data  # no tuples, numpy or floats that change on the way
         back = from_json(space, data)
-        assert space.contains(back) and to_json(space, back) == data
+        assert space.contains(back)
+        assert to_json(space, back) == data
 
 
 @pytest.mark.parametrize("space", FLAT + NESTED, ids=str)
@@ -67,7 +69,8 @@ def test_null_action_values():
 def test_coerce_accepts_native_or_json_and_refuses_the_rest():
     box = spaces.Box(-1.0, 1.0, (2,), np.float32)
     native, data = coerce_action(box, [0.5, -0.5])
-    assert isinstance(native, np.ndarray) and native.dtype == np.float32
+    assert isinstance(native, np.ndarray)
+    assert native.dtype == np.float32
     assert data == {"__ndarray__": "float32", "values": [0.5, -0.5]}
     assert coerce_action(box, data)[1] == data  # a recorded action replays
     assert coerce_action(spaces.Discrete(2), np.int64(1)) == (1, 1)
@@ -91,6 +94,7 @@ def test_policy_iteration_finds_the_shortest_path():
     while state != 15 and steps < 20:
         state = table_of(env)[state][found.action(state)][0][1]
         steps += 1
-    assert steps == 6 and not found.stochastic
+    assert steps == 6
+    assert not found.stochastic
     assert plan(table_of(gym.make("FrozenLake-v1")), 16, 4).stochastic
     assert table_of(gym.make("CartPole-v1")) is None

@@ -18,7 +18,9 @@ def test_a_third_party_id_loads_by_module_and_id():
     assert env.manifest.extra["spec"]["entry_point"] == "minigrid.envs:EmptyEnv"
     assert env.task_ids(limit=1) == ["minigrid:MiniGrid-Empty-5x5-v0/seed/0"]
     traj = env.rollout("random", task="minigrid:MiniGrid-Empty-5x5-v0/seed/2")
-    assert traj.status is Status.OK and traj.steps and traj.seed == 2
+    assert traj.status is Status.OK
+    assert traj.steps
+    assert traj.seed == 2
 
 
 def test_minigrid_is_trainable_and_its_manifest_is_the_same_in_a_fresh_process():
@@ -39,7 +41,8 @@ def test_only_the_named_module_is_imported():
 
 def test_env_ids_lists_a_modules_ids_in_the_uri_form():
     ids = GymnasiumAdapter.env_ids(import_modules=["minigrid"])
-    assert "minigrid:MiniGrid-Empty-5x5-v0" in ids and "CartPole-v1" in ids
+    assert "minigrid:MiniGrid-Empty-5x5-v0" in ids
+    assert "CartPole-v1" in ids
     assert "MiniGrid-Empty-5x5-v0" not in ids  # listed once, by the form that loads it
     with pytest.raises(BadURIError, match="Cannot import the module 'no_such_module_xyz'"):
         GymnasiumAdapter.env_ids(import_modules=["no_such_module_xyz"])
@@ -58,9 +61,12 @@ def test_an_env_class_uses_its_registration():
     assert (spec["registration"], spec["reward_threshold"], spec["max_episode_steps"]) == ("CartPole-v1", 475.0, 500)
     assert env.manifest.capabilities.max_turns == 500
     traj = env.rollout(lambda obs: 1 if obs[2] + 0.5 * obs[3] > 0 else 0)
-    assert len(traj.steps) == 500 and traj.steps[-1].truncated and traj.judgment.passed is True
+    assert len(traj.steps) == 500
+    assert traj.steps[-1].truncated
+    assert traj.judgment.passed is True
     grid = load("gymnasium:minigrid.envs:EmptyEnv?size=5").manifest.extra["spec"]
-    assert grid["registration"] == "MiniGrid-Empty-8x8-v0" and grid["kwargs"] == {"size": 5}
+    assert grid["registration"] == "MiniGrid-Empty-8x8-v0"
+    assert grid["kwargs"] == {"size": 5}
 
 
 def test_an_unregistered_class_keeps_the_fallback_time_limit():

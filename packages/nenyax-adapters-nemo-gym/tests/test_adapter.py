@@ -19,18 +19,29 @@ def test_mcqa_by_url_serves_its_rows_and_verifies_the_gold_letter(mcqa):
     env = load(uri(mcqa))
     try:
         manifest = env.manifest
-        assert manifest.format == "nemo_gym" and manifest.format_version == "unknown"
+        assert manifest.format == "nemo_gym"
+        assert manifest.format_version == "unknown"
         assert env.task_ids() == [f"example/{i}" for i in range(5)]
-        assert manifest.extra["gold_field"] == "expected_answer" and manifest.tools == ()
+        assert manifest.extra["gold_field"] == "expected_answer"
+        assert manifest.tools == ()
         caps = manifest.capabilities
-        assert caps.reference_policy and caps.stable_task_ids and caps.max_turns == 1 and not caps.tools
+        assert caps.reference_policy
+        assert caps.stable_task_ids
+        assert caps.max_turns == 1
+        assert not caps.tools
         ref = env.rollout("reference", task="example/0")
-        assert ref.status is Status.OK and ref.score == 1.0 and ref.judgment.passed
+        assert ref.status is Status.OK
+        assert ref.score == 1.0
+        assert ref.judgment.passed
         assert ref.steps[0].info["verify"] == {"reward": 1.0, "extracted_answer": "B"}
-        assert ref.judgment.feedback == "extracted answer: B" and ref.judgment.judge.endswith("/verify")
-        assert ref.steps[0].observation[0]["role"] == "user" and "boxed" in ref.steps[0].observation[0]["content"]
+        assert ref.judgment.feedback == "extracted answer: B"
+        assert ref.judgment.judge.endswith("/verify")
+        assert ref.steps[0].observation[0]["role"] == "user"
+        assert "boxed" in ref.steps[0].observation[0]["content"]
         wrong = env.rollout(lambda observation: "\\boxed{A}", task="example/0")
-        assert wrong.status is Status.OK and wrong.score == 0.0 and wrong.judgment.passed is False
+        assert wrong.status is Status.OK
+        assert wrong.score == 0.0
+        assert wrong.judgment.passed is False
     finally:
         env.close()
 
@@ -41,7 +52,8 @@ def test_reasoning_gym_by_url_scores_the_answer_tag(reasoning_gym):
         assert env.manifest.extra["gold_field"] == "answer"
         row = env.rows[4]
         good = env.rollout(lambda _: f"<answer>{row['answer']}</answer>", task="example/4")
-        assert good.score == 1.0 and good.judgment.components["score"] == 1.0
+        assert good.score == 1.0
+        assert good.judgment.components["score"] == 1.0
         assert good.steps[0].info["verify"]["task_name"] == "knights_knaves"
         assert env.rollout("null", task="example/4").score == 0.0
     finally:
@@ -51,8 +63,10 @@ def test_reasoning_gym_by_url_scores_the_answer_tag(reasoning_gym):
 def test_a_server_started_by_name_is_shared_and_stopped_with_its_last_environment(nemo_python):
     first = load("nemo_gym:mcqa")
     second = load("nemo_gym:mcqa")
-    assert first.url == second.url and first.digest == second.digest
-    assert first.manifest.format_version == "0.4.0" and first.manifest.extra["started"] is True
+    assert first.url == second.url
+    assert first.digest == second.digest
+    assert first.manifest.format_version == "0.4.0"
+    assert first.manifest.extra["started"] is True
     assert "example_with_template_metadata" in first.manifest.extra["datasets"]
     first.close()
     assert first.rollout("reference", task="example/1").score == 1.0  # still up: `second` holds it
@@ -76,7 +90,8 @@ def test_the_readme_tier_table_is_measured(nemo_python):
     assert reports["nemo_gym:reasoning_gym"].tier is Tier.AUDITED
     lines = ["| URI | tasks | tier | why not audited |", "| --- | --- | --- | --- |"]
     for name, report in reports.items():
-        assert report.tier >= Tier.TRAINABLE and (report.tier is Tier.AUDITED) == (not MEASURED[name])
+        assert report.tier >= Tier.TRAINABLE
+        assert (report.tier is Tier.AUDITED) == (not MEASURED[name])
         tasks = report.manifest.splits[0].count
         lines.append(f"| `{name}` | {tasks} | {report.tier.label} | {MEASURED[name]} |")
     table = "\n".join(lines) + f"\n\n{tier_summary(reports.values(), 'servers')}\n"
@@ -102,7 +117,9 @@ def test_the_sync_session_api(mcqa):
         session = env.session(task="example/2")
         assert not session.done
         step = session.act(session.reference_action())
-        assert step.terminated and step.reward == 1.0 and session.done
+        assert step.terminated
+        assert step.reward == 1.0
+        assert session.done
         assert session.judge([step]).score == 1.0
         session.close()
     finally:
@@ -120,11 +137,9 @@ def test_render_is_the_rows_prompt_and_the_codec_reads_tool_calls(mcqa, counter)
     try:
         session = env.session(task="example/0")
         system = session.render()[0]
-        assert (
-            system["role"] == "system"
-            and "<tool_call>" in system["content"]
-            and "increment_counter" in system["content"]
-        )
+        assert system["role"] == "system"
+        assert "<tool_call>" in system["content"]
+        assert "increment_counter" in system["content"]
         call = session.parse_action(
             'Sure. <tool_call>{"name": "increment_counter", "arguments": {"count": 1}}</tool_call>'
         )
@@ -159,21 +174,25 @@ def test_tool_calls_keep_server_state_per_session_cookie(counter):
     env = load(uri(counter))
     try:
         assert env.manifest.tools == ("get_counter_value", "increment_counter")
-        assert env.manifest.capabilities.multi_turn and env.manifest.capabilities.max_turns == 10
+        assert env.manifest.capabilities.multi_turn
+        assert env.manifest.capabilities.max_turns == 10
         assert not env.manifest.capabilities.reference_policy  # its rows hold no gold answer
         traj = env.rollout(_counting_policy, task="example/0")  # initial 3, add 1, add 2: expected 6
-        assert traj.status is Status.OK and traj.score == 1.0, traj.error
+        assert traj.status is Status.OK, traj.error
+        assert traj.score == 1.0, traj.error
         actions = [s.action for s in traj.steps]
         assert actions[:2] == [{"name": "increment_counter", "arguments": {"count": c}} for c in (1, 2)]
         assert json.loads(traj.steps[2].info["tool_output"]) == {"count": 6}
-        assert traj.steps[-1].terminated and traj.steps[-1].action == "done"
+        assert traj.steps[-1].terminated
+        assert traj.steps[-1].action == "done"
         # The three tool actions are recorded as tool calls (the final answer is not one).
         assert [(c.name, c.arguments, c.step) for c in traj.tool_calls] == [
             ("increment_counter", {"count": 1}, 0),
             ("increment_counter", {"count": 2}, 1),
             ("get_counter_value", {}, 2),
         ]
-        assert json.loads(traj.tool_calls[2].result) == {"count": 6} and traj.tool_calls[2].duration_s > 0
+        assert json.loads(traj.tool_calls[2].result) == {"count": 6}
+        assert traj.tool_calls[2].duration_s > 0
     finally:
         env.close()
 
@@ -205,8 +224,11 @@ def test_out_of_turns_the_server_judges_what_was_done(counter):
     env = load(uri(counter, max_turns=2))
     try:
         traj = env.rollout(lambda _: {"name": "increment_counter", "arguments": {"count": 1}}, task="example/0")
-        assert traj.status is Status.OK and len(traj.steps) == 2 and traj.steps[-1].truncated
-        assert traj.score == 0.0 and traj.steps[-1].info["verify"]["reward"] == 0.0
+        assert traj.status is Status.OK
+        assert len(traj.steps) == 2
+        assert traj.steps[-1].truncated
+        assert traj.score == 0.0
+        assert traj.steps[-1].info["verify"]["reward"] == 0.0
     finally:
         env.close()
 
@@ -215,12 +237,14 @@ def test_rollouts_run_concurrently_against_one_server(mcqa):
     env = load(uri(mcqa))
     try:
         trajs = env.rollouts("reference", tasks=5, n=4, concurrency=8)
-        assert len(trajs) == 20 and all(t.status is Status.OK and t.score == 1.0 for t in trajs)
+        assert len(trajs) == 20
+        assert all(t.status is Status.OK and t.score == 1.0 for t in trajs)
     finally:
         env.close()
 
 
 def test_launcher_reports_the_shipped_datasets(mcqa):
-    assert mcqa.version == "0.4.0" and mcqa.alive()
+    assert mcqa.version == "0.4.0"
+    assert mcqa.alive()
     assert mcqa.datasets["example"].endswith("resources_servers/mcqa/data/example.jsonl")
     assert launcher.SCRIPT.is_file()

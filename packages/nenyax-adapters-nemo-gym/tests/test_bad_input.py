@@ -31,10 +31,13 @@ def test_a_server_that_is_down_is_one_sentence_naming_the_url(rows):
     url = f"http://127.0.0.1:{_free_port()}"
     with pytest.raises(InfraFailure) as caught:
         load(f"nemo_gym:{url}?rows={rows}")
-    assert url in str(caught.value) and _one_sentence(str(caught.value))
+    assert url in str(caught.value)
+    assert _one_sentence(str(caught.value))
     report = check(f"nemo_gym:{url}?rows={rows}")
     loads = report.results[0]
-    assert report.tier is Tier.NONE and loads.outcome is TierOutcome.SKIPPED and url in loads.evidence
+    assert report.tier is Tier.NONE
+    assert loads.outcome is TierOutcome.SKIPPED
+    assert url in loads.evidence
 
 
 def test_a_server_killed_mid_episode_is_infra_error_and_the_episode_is_kept(nemo_python, rows):
@@ -51,10 +54,13 @@ def test_a_server_killed_mid_episode_is_infra_error_and_the_episode_is_kept(nemo
         env.close()
     finally:
         server.stop()
-    assert traj.status is Status.INFRA_ERROR and traj.judgment is None and not traj.status.trainable
+    assert traj.status is Status.INFRA_ERROR
+    assert traj.judgment is None
+    assert not traj.status.trainable
     assert server.url in traj.error
     [step] = traj.steps
-    assert step.action == "\\boxed{B}" and server.url in step.info["error"]
+    assert step.action == "\\boxed{B}"
+    assert server.url in step.info["error"]
 
 
 def test_a_dropped_connection_during_verify_is_infra_error(doomed, tmp_path):
@@ -62,7 +68,8 @@ def test_a_dropped_connection_during_verify_is_infra_error(doomed, tmp_path):
     env = load(uri(doomed, rows=path))
     traj = env.rollout("null")
     env.close()
-    assert traj.status is Status.INFRA_ERROR and traj.judgment is None
+    assert traj.status is Status.INFRA_ERROR
+    assert traj.judgment is None
     assert "dropped the connection during POST /verify" in traj.error
     assert len(traj.steps) == 1
 
@@ -83,10 +90,14 @@ def test_a_malformed_or_non_finite_verify_is_recorded_and_never_scored(misbehavi
     env = load(uri(misbehaving, rows=path))
     traj = env.rollout("null")
     env.close()
-    assert traj.status is Status.VERIFIER_ERROR and traj.judgment is None and not traj.status.trainable
-    assert says in traj.error and _one_sentence(traj.error.split(": ", 1)[1])
+    assert traj.status is Status.VERIFIER_ERROR
+    assert traj.judgment is None
+    assert not traj.status.trainable
+    assert says in traj.error
+    assert _one_sentence(traj.error.split(": ", 1)[1])
     [step] = traj.steps
-    assert step.action == "" and says in step.info["error"]
+    assert step.action == ""
+    assert says in step.info["error"]
 
 
 def test_the_misbehaving_server_does_score_a_well_behaved_row(misbehaving, tmp_path):
@@ -103,21 +114,24 @@ def test_a_tool_call_the_server_rejects_is_policy_error_with_its_message(counter
     reserved = env.rollout(lambda _: {"name": "verify", "arguments": {}}, task="example/0")
     shapeless = env.rollout(lambda _: 42, task="example/0")
     env.close()
-    assert bad.status is Status.POLICY_ERROR and bad.score == 0.0
-    assert (
-        "rejected the call to 'increment_counter' (422)" in bad.error
-        and "count: Input should be a valid integer" in bad.error
-    )
-    assert unknown.status is Status.POLICY_ERROR and "no tool 'launch_rockets' (404" in unknown.error
-    assert reserved.status is Status.POLICY_ERROR and "'verify' is not a tool name" in reserved.error
-    assert shapeless.status is Status.POLICY_ERROR and "not int" in shapeless.error
+    assert bad.status is Status.POLICY_ERROR
+    assert bad.score == 0.0
+    assert "rejected the call to 'increment_counter' (422)" in bad.error
+    assert "count: Input should be a valid integer" in bad.error
+    assert unknown.status is Status.POLICY_ERROR
+    assert "no tool 'launch_rockets' (404" in unknown.error
+    assert reserved.status is Status.POLICY_ERROR
+    assert "'verify' is not a tool name" in reserved.error
+    assert shapeless.status is Status.POLICY_ERROR
+    assert "not int" in shapeless.error
 
 
 def test_tool_errors_feedback_hands_the_rejection_to_the_policy_like_simple_agent(counter):
     env = load(uri(counter, tool_errors="feedback", max_turns=2))
     traj = env.rollout(lambda _: {"name": "increment_counter", "arguments": {"count": "lots"}}, task="example/0")
     env.close()
-    assert traj.status is Status.OK and len(traj.steps) == 2
+    assert traj.status is Status.OK
+    assert len(traj.steps) == 2
     assert "valid integer" in traj.steps[0].info["tool_output"]
     assert traj.steps[1].observation[0]["type"] == "function_call_output"
 
@@ -160,7 +174,8 @@ def warm_mcqa(nemo_python):
 def test_uri_mistakes_are_one_sentence(warm_mcqa, suffix, says):
     with pytest.raises(BadURIError) as caught:
         load(f"nemo_gym:{suffix}")
-    assert says in str(caught.value) and _one_sentence(str(caught.value)), str(caught.value)
+    assert says in str(caught.value), str(caught.value)
+    assert _one_sentence(str(caught.value)), str(caught.value)
 
 
 def test_rows_that_are_not_nemo_gym_rows(tmp_path, mcqa):
@@ -179,7 +194,9 @@ def test_starting_by_name_without_nemo_gym_says_what_to_do(monkeypatch):
     with pytest.raises(UsageError) as caught:
         load("nemo_gym:mcqa")
     text = str(caught.value)
-    assert "Python >= 3.12" in text and launcher.PYTHON_ENV in text and _one_sentence(text)
+    assert "Python >= 3.12" in text
+    assert launcher.PYTHON_ENV in text
+    assert _one_sentence(text)
     monkeypatch.setenv(launcher.PYTHON_ENV, "/no/such/python")
     with pytest.raises(UsageError, match="not an executable"):
         load("nemo_gym:mcqa")

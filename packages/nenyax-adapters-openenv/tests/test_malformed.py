@@ -97,6 +97,9 @@ def broken_server():
 def test_a_malformed_step_answer_is_env_error_never_scored(broken_server, mode):
     env = load(f"openenv:{broken_server}/{mode}")
     traj = env.rollout("null", task="seed/0")
-    assert traj.status is Status.ENV_ERROR and traj.judgment is None and traj.score is None
+    assert traj.status is Status.ENV_ERROR
+    assert traj.judgment is None
+    assert traj.score is None
     assert not traj.status.trainable
-    assert EXPECTED[mode] in traj.error and f"{broken_server}/{mode}/ws" in traj.error
+    assert EXPECTED[mode] in traj.error
+    assert f"{broken_server}/{mode}/ws" in traj.error

@@ -40,14 +40,18 @@ def rich():
 
 
 def test_fields_leave_out_the_inherited_metadata(guess, rich):
-    assert list(guess.fields) == ["guess"] and guess.required == ("guess",)
+    assert list(guess.fields) == ["guess"]
+    assert guess.required == ("guess",)
     assert set(rich.fields) == {"verb", "moves", "speed", "note", "name", "flag"}
 
 
 def test_null_and_random_instances_fit_the_schema_and_pydantic_agrees(rich):
     null = rich.null_instance()
-    assert rich.problems(null) == [] and RichAction.model_validate(null)
-    assert null["verb"] == "go" and len(null["moves"]) == 1 and null["moves"][0] == {"dx": -1, "dy": -1}
+    assert rich.problems(null) == []
+    assert RichAction.model_validate(null)
+    assert null["verb"] == "go"
+    assert len(null["moves"]) == 1
+    assert null["moves"][0] == {"dx": -1, "dy": -1}
     rng = random.Random(3)
     for _ in range(50):
         drawn = rich.random_instance(rng)
@@ -82,7 +86,9 @@ def test_describe(guess, rich):
 def test_prompt_names_the_observation_fields_and_an_example(guess):
     prompt = codec.system_prompt("guess", "Guess it.", GuessObservation.model_json_schema(), guess)
     assert "OpenEnv environment guess. Guess it." in prompt
-    assert '"tries_left" (integer): Guesses left' in prompt and '"metadata"' not in prompt and '"reward"' not in prompt
+    assert '"tries_left" (integer): Guesses left' in prompt
+    assert '"metadata"' not in prompt
+    assert '"reward"' not in prompt
     assert 'For example: <action>{"guess": 1}</action> (the bare value, e.g. <action>1</action>, also works)' in prompt
 
 
@@ -119,7 +125,8 @@ def test_parse_failures_say_what_is_wrong(guess, reply, words):
     with pytest.raises(PolicyFailure) as caught:
         codec.parse(guess, reply)
     text = str(caught.value)
-    assert text.startswith("Could not read an action from the reply: ") and words in text
+    assert text.startswith("Could not read an action from the reply: ")
+    assert words in text
     assert text.endswith(
         'expected a JSON object with "guess" (integer from 1 to 100, required): Your guess, an integer from 1 to 100 inside <action></action>.'
     )

@@ -74,7 +74,9 @@ def test_bad_uris_are_one_sentence(uri, words):
     with pytest.raises(BadURIError) as caught:
         load(uri)
     text = str(caught.value)
-    assert words in text and "\n" not in text and text.endswith(".")
+    assert words in text
+    assert "\n" not in text
+    assert text.endswith(".")
 
 
 def test_examples_come_from_the_constructor_the_environment_or_port_8000(monkeypatch):

@@ -31,8 +31,11 @@ def test_check_of_a_server_that_is_down_skips_connectable_with_the_reason():
     url = f"http://127.0.0.1:{free_port()}"
     report = check(f"ors:{url}/mathenv", samples=1)
     loads = report.results[0]
-    assert loads.outcome is TierOutcome.SKIPPED and url in loads.evidence and "connection refused" in loads.evidence
-    assert not report.failed and report.tier is Tier.NONE  # nothing failed, and nothing was measured
+    assert loads.outcome is TierOutcome.SKIPPED
+    assert url in loads.evidence
+    assert "connection refused" in loads.evidence
+    assert not report.failed
+    assert report.tier is Tier.NONE
 
 
 def test_a_server_killed_mid_episode_is_infra_error_with_the_episode_kept(fresh_ors_server):
@@ -45,11 +48,14 @@ def test_a_server_killed_mid_episode_is_infra_error_with_the_episode_kept(fresh_
         return {"name": "submit", "input": {"answer": "4"}}
 
     traj = env.rollout(policy, task="test/0")
-    assert traj.status is Status.INFRA_ERROR and traj.judgment is None and not traj.status.trainable
+    assert traj.status is Status.INFRA_ERROR
+    assert traj.judgment is None
+    assert not traj.status.trainable
     hint, lost = traj.steps
     assert hint.info["output"]["blocks"][0]["text"] == "Compute it step by step."
     # Refused or cut mid-call depends on how far the dying server got; either way the error names it.
-    assert lost.action == {"name": "submit", "input": {"answer": "4"}} and fresh_ors_server.url in lost.info["error"]
+    assert lost.action == {"name": "submit", "input": {"answer": "4"}}
+    assert fresh_ors_server.url in lost.info["error"]
     assert fresh_ors_server.url in traj.error
 
 
@@ -59,11 +65,14 @@ def test_a_stream_dropped_while_the_tool_runs_is_resumed_and_then_given_up(fresh
     killer.start()
     traj = env.rollout(lambda _obs: {"name": "slow", "input": {"seconds": 5}}, task="test/0")
     killer.join()
-    assert traj.status is Status.INFRA_ERROR and traj.judgment is None
+    assert traj.status is Status.INFRA_ERROR
+    assert traj.judgment is None
     [step] = traj.steps
     error = step.info["error"]
-    assert step.action["name"] == "slow" and "dropped during the call to 'slow' (the response was cut off" in error
-    assert "resuming task" in error and "failed 3 times (last: connection refused)" in error
+    assert step.action["name"] == "slow"
+    assert "dropped during the call to 'slow' (the response was cut off" in error
+    assert "resuming task" in error
+    assert "failed 3 times (last: connection refused)" in error
 
 
 def test_a_stream_cut_once_is_resumed_by_task_id_without_running_the_tool_twice(ors_server):
@@ -71,8 +80,10 @@ def test_a_stream_cut_once_is_resumed_by_task_id_without_running_the_tool_twice(
         env = load(f"ors:http://127.0.0.1:{proxy.port}/mathenv")
         slow_then_submit = [{"name": "slow", "input": {"seconds": 0.3}}, {"name": "submit", "input": {"answer": "4"}}]
         traj = env.rollout(lambda _obs: slow_then_submit.pop(0), task="test/0", timeout=30)
-        assert proxy.cuts == 1 and proxy.connections >= 2
-    assert traj.status is Status.OK and traj.score == 1.0, traj.error
+        assert proxy.cuts == 1
+        assert proxy.connections >= 2
+    assert traj.status is Status.OK, traj.error
+    assert traj.score == 1.0, traj.error
     assert traj.steps[0].info["output"]["metadata"] == {"runs": 1}
 
 
@@ -91,14 +102,18 @@ def test_a_stream_cut_once_is_resumed_by_task_id_without_running_the_tool_twice(
 )
 def test_a_non_finite_reward_or_malformed_frame_is_recorded_and_never_scored(faulty, tool, sentence):
     traj = faulty.rollout(_call(tool))
-    assert traj.status is Status.VERIFIER_ERROR and traj.judgment is None and not traj.status.trainable
+    assert traj.status is Status.VERIFIER_ERROR
+    assert traj.judgment is None
+    assert not traj.status.trainable
     [step] = traj.steps
-    assert step.action == {"name": tool, "input": {}} and sentence in step.info["error"]
+    assert step.action == {"name": tool, "input": {}}
+    assert sentence in step.info["error"]
 
 
 def test_a_connection_closed_before_the_task_id_is_not_retried(faulty):
     traj = faulty.rollout(_call("vanish"))
-    assert traj.status is Status.INFRA_ERROR and traj.judgment is None
+    assert traj.status is Status.INFRA_ERROR
+    assert traj.judgment is None
     assert "before the server named its task" in traj.steps[0].info["error"]
 
 
@@ -117,13 +132,16 @@ def test_the_faulty_server_is_otherwise_sound(faulty):
 )
 def test_a_call_the_server_rejects_is_policy_error_with_its_message(ors_server, action, message):
     traj = load(f"ors:{ors_server.url}/mathenv").rollout(lambda _obs: action)
-    assert traj.status is Status.POLICY_ERROR and traj.score == 0.0
-    assert traj.error.startswith("PolicyFailure: ") and message in traj.error
+    assert traj.status is Status.POLICY_ERROR
+    assert traj.score == 0.0
+    assert traj.error.startswith("PolicyFailure: ")
+    assert message in traj.error
 
 
 def test_a_tool_that_crashes_on_the_server_is_env_error(ors_server):
     traj = load(f"ors:{ors_server.url}/brokenenv").rollout("reference")
-    assert traj.status is Status.ENV_ERROR and traj.judgment is None
+    assert traj.status is Status.ENV_ERROR
+    assert traj.judgment is None
     assert "reports that the call to 'submit' failed: the grader crashed" in traj.error
 
 
@@ -145,7 +163,8 @@ def test_a_tool_that_crashes_on_the_server_is_env_error(ors_server):
 def test_bad_uris_are_one_sentence(uri, sentence):
     with pytest.raises(BadURIError) as info:
         load(uri)
-    assert str(info.value).startswith(sentence) and "\n" not in str(info.value)
+    assert str(info.value).startswith(sentence)
+    assert "\n" not in str(info.value)
 
 
 def test_a_session_the_server_no_longer_holds_is_infra_error(ors_server):

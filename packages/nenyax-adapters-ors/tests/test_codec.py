@@ -75,9 +75,12 @@ def test_a_chat_model_plays_through_the_codec(ors_server, chat):
         '<tool_call>{"name": "submit", "arguments": {"answer": "15"}}</tool_call>',
     )
     traj = env.rollout(model, task="test/1")
-    assert traj.status is Status.OK and traj.score == 1.0 and len(traj.steps) == 2
+    assert traj.status is Status.OK
+    assert traj.score == 1.0
+    assert len(traj.steps) == 2
     first, second = model.seen
-    assert first[0]["role"] == "system" and "submit" in first[0]["content"]
+    assert first[0]["role"] == "system"
+    assert "submit" in first[0]["content"]
     assert first[1] == {"role": "user", "content": "What is 3*5?"}
     assert second[-1] == {"role": "user", "content": "Result of hint:\nCompute it step by step."}
     assert traj.steps[1].text.startswith("<tool_call>")
@@ -85,13 +88,16 @@ def test_a_chat_model_plays_through_the_codec(ors_server, chat):
 
 def test_a_reply_the_codec_cannot_read_ends_policy_error_scored_0(ors_server, chat):
     traj = load(f"ors:{ors_server.url}/mathenv").rollout(chat("It is 15."), task="test/1")
-    assert traj.status is Status.POLICY_ERROR and traj.score == 0.0
-    assert "The reply has no tool call" in traj.error and traj.steps[0].text == "It is 15."
+    assert traj.status is Status.POLICY_ERROR
+    assert traj.score == 0.0
+    assert "The reply has no tool call" in traj.error
+    assert traj.steps[0].text == "It is 15."
 
 
 def test_terminal_tool_option_sends_a_plain_reply_to_submit(ors_server, chat):
     env = load(f"ors:{ors_server.url}/mathenv?terminal_tool=submit")
     assert env.manifest.extra["plain_reply_tool"] == "submit"
     traj = env.rollout(chat("15"), task="test/1")
-    assert traj.status is Status.OK and traj.score == 1.0
+    assert traj.status is Status.OK
+    assert traj.score == 1.0
     assert traj.steps[0].action == {"name": "submit", "input": {"answer": "15"}}

@@ -17,14 +17,16 @@ def test_the_manifest_records_the_server_version_and_its_terminal_tool(capital_u
     manifest = load(capital_uri).manifest
     assert manifest.format_version == version("openreward")
     assert manifest.tools == ("lookup",)  # the terminal tool is hidden from the model, as openreward intends
-    assert manifest.extra["terminal_tool"]["name"] == "answer" and manifest.extra["plain_reply_tool"] == "answer"
+    assert manifest.extra["terminal_tool"]["name"] == "answer"
+    assert manifest.extra["plain_reply_tool"] == "answer"
     assert manifest.extra["reference"] == "calls answer(answer=<task.answer>)"
 
 
 def test_a_plain_reply_is_the_answer_and_tool_calls_still_work(capital_uri, chat):
     model = chat('<tool_call>{"name": "lookup", "arguments": {}}</tool_call>', "Tokyo")
     traj = load(capital_uri).rollout(model, task="test/1")
-    assert traj.status is Status.OK and traj.score == 1.0
+    assert traj.status is Status.OK
+    assert traj.score == 1.0
     assert [s.action for s in traj.steps] == [
         {"name": "lookup", "input": {}},
         {"name": "answer", "input": {"answer": "Tokyo"}},

@@ -100,8 +100,10 @@ def test_model_style_replies_are_scored_on_the_extracted_answer():
 def test_scorer_exception_is_a_verifier_error_not_a_crash():
     env = load("reasoning_gym:prime_factorization")
     traj = env.rollout(lambda q: "xyzzy")
-    assert traj.status is Status.VERIFIER_ERROR and traj.judgment is None
-    assert traj.steps[0].action == "xyzzy" and "scorer raised" in traj.error
+    assert traj.status is Status.VERIFIER_ERROR
+    assert traj.judgment is None
+    assert traj.steps[0].action == "xyzzy"
+    assert "scorer raised" in traj.error
 
 
 @pytest.mark.parametrize("dataset", ["graph_color", "propositional_logic", "rubiks_cube"])

@@ -83,11 +83,15 @@ def test_check_json_passes_every_check_exits_0_and_remembers_the_tier(nenyax):
     done = nenyax("check", "arith:add?size=25", "--json", "--margin", "0.5", "--seed", "2")
     assert done.exit_code == 0, done.output
     report = json.loads(done.stdout)
-    assert report["tier"] == "audited" and report["samples"] == 20 and report["seed"] == 2
+    assert report["tier"] == "audited"
+    assert report["samples"] == 20
+    assert report["seed"] == 2
     assert [(r["id"], r["outcome"]) for r in report["results"]] == [(c[0], "passed") for c in CHECKS]
-    assert report["floor"]["required"] == 0.5 and report["floor"]["tasks"] == 20
+    assert report["floor"]["required"] == 0.5
+    assert report["floor"]["tasks"] == 20
     cached = recall("arith:add?size=25")
-    assert cached is not None and (cached.tier, cached.samples, cached.seed) == (Tier.AUDITED, 20, 2)
+    assert cached is not None
+    assert (cached.tier, cached.samples, cached.seed) == (Tier.AUDITED, 20, 2)
     # A check laxer than the defaults measures less: it is not what `nenyax list` shows.
     assert nenyax("check", "arith:add?size=7", "--json", "--samples", "3").exit_code == 0
     assert recall("arith:add?size=7") is None
@@ -103,7 +107,8 @@ def test_check_table_names_every_check_the_floor_and_the_tier(nenyax):
     assert "nenyax check arith:add?size=5" in done.stdout  # the table's title
     assert all(any(c[0] in line for line in lines) for c in CHECKS)
     floor = next(line for line in lines if line.startswith("Floor: "))
-    assert "against the reference's 1.00 over 5 tasks (margin " in floor and floor.endswith(", 0.30 required).")
+    assert "against the reference's 1.00 over 5 tasks (margin " in floor
+    assert floor.endswith(", 0.30 required).")
 
 
 def test_check_of_an_environment_that_reaches_no_tier_exits_1(installed):
@@ -111,16 +116,19 @@ def test_check_of_an_environment_that_reaches_no_tier_exits_1(installed):
     nenyax = installed("UnreachableAdapter")
     done = nenyax("check", "arith:add", "--json")
     report = json.loads(done.stdout)
-    assert report["tier"] == "none" and {r["outcome"] for r in report["results"]} == {"skipped"}
+    assert report["tier"] == "none"
+    assert {r["outcome"] for r in report["results"]} == {"skipped"}
     assert done.exit_code == 1
     table = nenyax("check", "arith:add")
-    assert table.exit_code == 1 and "Tier: none (not even connectable)" in table.stdout
+    assert table.exit_code == 1
+    assert "Tier: none (not even connectable)" in table.stdout
 
 
 def test_check_exits_1_when_a_check_fails_and_require_decides_instead(installed):
     nenyax = installed("WrongReferenceAdapter")
     failed = nenyax("check", "arith:add", "--json", "--samples", "3")
-    assert json.loads(failed.stdout)["tier"] == "trainable" and failed.exit_code == 1
+    assert json.loads(failed.stdout)["tier"] == "trainable"
+    assert failed.exit_code == 1
     assert nenyax("check", "arith:add", "--require", "trainable", "--samples", "3").exit_code == 0
     assert nenyax("check", "arith:add", "--require", "audited", "--samples", "3").exit_code == 1
     assert installed()("check", "arith:add", "--require", "audited", "--samples", "3").exit_code == 0
@@ -129,7 +137,8 @@ def test_check_exits_1_when_a_check_fails_and_require_decides_instead(installed)
 
 def test_check_says_when_it_sampled_fewer_tasks_than_asked(nenyax):
     done = nenyax("check", "arith:add?size=3", "--samples", "50", "--json")
-    assert done.exit_code == 0 and json.loads(done.stdout)["samples"] == 3
+    assert done.exit_code == 0
+    assert json.loads(done.stdout)["samples"] == 3
     assert done.stderr == "Note: --samples 50 is more than the environment's 3 task(s); all 3 were sampled.\n"
     assert "Note:" not in nenyax("check", "arith:add?size=3", "--samples", "3", "--json").stderr
 
@@ -147,20 +156,24 @@ def test_check_save_records_the_run_and_every_episode_it_played(nenyax, tmp_path
         "seed": 3,
         "margin": 0.4,
     }
-    assert saved.config.manifest_digest is not None and saved.trajectories
+    assert saved.config.manifest_digest is not None
+    assert saved.trajectories
     report = json.loads((run / "check.json").read_text())
-    assert report["tier"] == "audited" and report["seed"] == 3
+    assert report["tier"] == "audited"
+    assert report["seed"] == 3
 
 
 def test_check_save_of_a_uri_that_does_not_load_leaves_no_directory(nenyax, tmp_path):
     run = tmp_path / "never"
     done = nenyax("check", "arith:nothing", "--save", str(run))
-    assert done.exit_code == 2 and "there is no 'nothing'" in done.stderr
+    assert done.exit_code == 2
+    assert "there is no 'nothing'" in done.stderr
     assert not run.exists()
     kept = tmp_path / "kept"
     kept.mkdir()
     assert nenyax("check", "arith:nothing", "--save", str(kept)).exit_code == 2
-    assert kept.is_dir() and not any(kept.iterdir())  # an empty folder the user made stays, emptied
+    assert kept.is_dir()
+    assert not any(kept.iterdir())
 
 
 def test_check_without_a_uri_or_with_a_used_save_directory_is_one_sentence(nenyax, tmp_path):
@@ -171,7 +184,9 @@ def test_check_without_a_uri_or_with_a_used_save_directory_is_one_sentence(nenya
     used.mkdir()
     (used / "x").write_text("x")
     refused = nenyax("check", "arith:add", "--save", str(used))
-    assert refused.exit_code == 2 and "--save" in refused.stderr and (used / "x").read_text() == "x"
+    assert refused.exit_code == 2
+    assert "--save" in refused.stderr
+    assert (used / "x").read_text() == "x"
 
 
 def test_a_check_config_is_read_back_and_options_override_it(nenyax, tmp_path):
@@ -192,8 +207,12 @@ def test_eval_json_summary_and_run_directory(nenyax, tmp_path):
     done = nenyax("eval", "arith:add?size=4", "--policy", "reference", "-k", "2", "--json", "--out", str(run))
     assert done.exit_code == 0, done.output
     summary = json.loads(done.stdout)
-    assert summary["run_dir"] == str(run) and summary["episodes"] == 8 and summary["tasks"] == 4
-    assert summary["mean"] == 1.0 and summary["pass_at_k"] == {"1": 1.0, "2": 1.0} and summary["resumed"] == 0
+    assert summary["run_dir"] == str(run)
+    assert summary["episodes"] == 8
+    assert summary["tasks"] == 4
+    assert summary["mean"] == 1.0
+    assert summary["pass_at_k"] == {"1": 1.0, "2": 1.0}
+    assert summary["resumed"] == 0
     assert json.loads((run / "summary.json").read_text())["episodes"] == 8
     config = load_run(run).config
     assert config.settings == {
@@ -220,7 +239,8 @@ def test_eval_with_one_sample_groups_nothing_and_prints_a_table(nenyax, tmp_path
     done = nenyax("eval", "arith:add?size=6", "--policy", "null", "--tasks", "3", "--out", str(run))
     assert done.exit_code == 0, done.output
     assert done.stderr.startswith(f"arith:add?size=6: 3 task(s) x 1 sample(s) -> {run}\n")
-    assert "policy null" in done.stdout and "resuming" not in done.stderr
+    assert "policy null" in done.stdout
+    assert "resuming" not in done.stderr
     records = _records(run)
     assert [r["group_id"] for r in records] == [None, None, None]
     assert sorted(r["task_id"] for r in records) == ["add/0/0", "add/0/1", "add/0/2"]
@@ -235,11 +255,14 @@ def test_eval_task_ids_concurrency_threshold_and_timeout_are_the_run(nenyax, tmp
     assert done.exit_code == 0, done.output
     assert sorted(r["task_id"] for r in _records(run)) == ["add/0/1", "add/0/2", "add/0/3"]
     settings = load_run(run).config.settings
-    assert settings["task_ids"] == ["add/0/1", "add/0/3", "add/0/2"] and "tasks" not in settings
+    assert settings["task_ids"] == ["add/0/1", "add/0/3", "add/0/2"]
+    assert "tasks" not in settings
     assert (settings["concurrency"], settings["timeout"], settings["pass_threshold"]) == (2, 30.0, 0.0)
     summary = json.loads(done.stdout)
     # The null policy's empty answers score 0 and fail (arith's judge says `passed` itself, whatever the threshold).
-    assert summary["pass_threshold"] == 0.0 and summary["mean"] == 0.0 and summary["pass_at_k"] == {"1": 0.0}
+    assert summary["pass_threshold"] == 0.0
+    assert summary["mean"] == 0.0
+    assert summary["pass_at_k"] == {"1": 0.0}
 
 
 def test_eval_resume_plays_only_the_missing_episodes_each_in_its_tasks_group(nenyax, tmp_path):
@@ -257,7 +280,9 @@ def test_eval_resume_plays_only_the_missing_episodes_each_in_its_tasks_group(nen
     done = nenyax("eval", "--resume", str(run), "--json")
     assert done.exit_code == 0, done.output
     summary = json.loads(done.stdout)
-    assert summary["episodes"] == 9 and summary["resumed"] == 3 and summary["tasks"] == 3
+    assert summary["episodes"] == 9
+    assert summary["resumed"] == 3
+    assert summary["tasks"] == 3
     after = _records(run)
     assert after[:3] == kept  # what was recorded stays as it was
     groups = {}
@@ -266,11 +291,13 @@ def test_eval_resume_plays_only_the_missing_episodes_each_in_its_tasks_group(nen
     # A resumed episode joins the group its task already has; a task with nothing recorded gets a new one.
     assert groups["add/0/0"] == {by_task["add/0/0"][0]["group_id"]}
     assert groups["add/0/1"] == {by_task["add/0/1"][0]["group_id"]}
-    assert len(groups["add/0/2"]) == 1 and None not in groups["add/0/2"]
+    assert len(groups["add/0/2"]) == 1
+    assert None not in groups["add/0/2"]
     assert len({next(iter(ids)) for ids in groups.values()}) == 3
     assert sorted(r["task_id"] for r in after) == sorted(f"add/0/{i}" for i in range(3) for _ in range(3))
     text = nenyax("eval", "--resume", str(run))
-    assert text.exit_code == 0 and "resuming: 9 episode(s) already recorded, 0 to play" in text.stderr
+    assert text.exit_code == 0
+    assert "resuming: 9 episode(s) already recorded, 0 to play" in text.stderr
 
 
 def test_eval_resume_refuses_changes_and_out(nenyax, tmp_path):
@@ -280,9 +307,11 @@ def test_eval_resume_refuses_changes_and_out(nenyax, tmp_path):
     assert changed.exit_code == 2
     assert f"--resume finishes the run {run}/run.toml describes; it differs in samples." in changed.stderr
     policy = nenyax("eval", "--resume", str(run), "--policy", "reference")
-    assert policy.exit_code == 2 and "it differs in policy" in policy.stderr
+    assert policy.exit_code == 2
+    assert "it differs in policy" in policy.stderr
     out = nenyax("eval", "--resume", str(run), "--out", str(tmp_path / "other"))
-    assert out.exit_code == 2 and "--resume finishes a run in its own directory; drop --out." in out.stderr
+    assert out.exit_code == 2
+    assert "--resume finishes a run in its own directory; drop --out." in out.stderr
     assert nenyax("eval", "--resume", str(run), "--concurrency", "3", "--json").exit_code == 0  # free to change
 
 
@@ -294,7 +323,8 @@ def test_eval_resume_refuses_a_run_of_another_command(nenyax, tmp_path):
     assert f"{run} was written by `nenyax check --save`; only a run of `nenyax eval` can be resumed." in done.stderr
     (run / "run.toml").write_text((run / "run.toml").read_text().replace('command = "check"', 'command = "odd"'))
     odd = nenyax("eval", "--resume", str(run))
-    assert odd.exit_code == 2 and "names command = 'odd'; it is not a run nenyax wrote" in odd.stderr
+    assert odd.exit_code == 2
+    assert "names command = 'odd'; it is not a run nenyax wrote" in odd.stderr
 
 
 def test_eval_mistakes_are_one_sentence(nenyax, tmp_path):
@@ -307,16 +337,19 @@ def test_eval_mistakes_are_one_sentence(nenyax, tmp_path):
     used.mkdir()
     (used / "x").write_text("x")
     refused = nenyax("eval", "arith:add", "--policy", "null", "--out", str(used))
-    assert refused.exit_code == 2 and f"finish that run with --resume {used}" in refused.stderr
+    assert refused.exit_code == 2
+    assert f"finish that run with --resume {used}" in refused.stderr
 
 
 def test_eval_resume_names_every_setting_that_changed(nenyax, tmp_path):
     run = tmp_path / "r"
     assert nenyax("eval", "arith:add?size=2", "--policy", "null", "--out", str(run), "-q").exit_code == 0
     both = nenyax("eval", "--resume", str(run), "--samples", "2", "--pass-threshold", "0.5")
-    assert both.exit_code == 2 and "it differs in pass_threshold, samples. Drop those options" in both.stderr
+    assert both.exit_code == 2
+    assert "it differs in pass_threshold, samples. Drop those options" in both.stderr
     added = nenyax("eval", "--resume", str(run), "--tasks", "1")  # a setting the run did not have
-    assert added.exit_code == 2 and "it differs in tasks." in added.stderr
+    assert added.exit_code == 2
+    assert "it differs in tasks." in added.stderr
 
 
 def test_eval_of_a_model_names_it_and_its_timeout_reaches_every_episode(nenyax, tmp_path):
@@ -329,7 +362,8 @@ def test_eval_of_a_model_names_it_and_its_timeout_reaches_every_episode(nenyax, 
         done = nenyax("eval", "arith:add?size=2", *model, "--temperature", "0", "--out", str(run))
         assert done.exit_code == 0, done.output
         assert "openai:scripted" in done.stdout
-        assert server.last_body["max_tokens"] == 8 and server.last_body["temperature"] == 0
+        assert server.last_body["max_tokens"] == 8
+        assert server.last_body["temperature"] == 0
         provider = load_run(run).config.settings["provider"]
         assert (provider["use"], provider["model"], provider["base_url"]) == ("openai", "scripted", server.base_url)
         assert (provider["max_tokens"], provider["temperature"]) == (8, 0.0)
@@ -339,7 +373,9 @@ def test_eval_of_a_model_names_it_and_its_timeout_reaches_every_episode(nenyax, 
         timed = nenyax("eval", "arith:add?size=2", *model, "--timeout", "0.1", "--json", "--out", str(late))
         assert timed.exit_code == 0, timed.output
         summary = json.loads(timed.stdout)
-        assert summary["statuses"]["timeout"] == 2 and summary["scored"] == 0 and summary["mean"] is None
+        assert summary["statuses"]["timeout"] == 2
+        assert summary["scored"] == 0
+        assert summary["mean"] is None
 
 
 def test_the_command_lines_policy_or_model_wins_over_the_config_files(nenyax, tmp_path):
@@ -353,7 +389,8 @@ def test_the_command_lines_policy_or_model_wins_over_the_config_files(nenyax, tm
         run = tmp_path / "model-wins"
         assert nenyax("eval", "--config", str(by_policy), *model, "--out", str(run), "-q").exit_code == 0
         settings = load_run(run).config.settings
-        assert "policy" not in settings and settings["provider"]["model"] == "scripted"
+        assert "policy" not in settings
+        assert settings["provider"]["model"] == "scripted"
         by_model = tmp_path / "model.toml"
         by_model.write_text(
             f'uri = "arith:add?size=2"\n[provider]\nuse = "openai"\nmodel = "scripted"\nbase_url = "{server.base_url}"\n'
@@ -363,7 +400,8 @@ def test_the_command_lines_policy_or_model_wins_over_the_config_files(nenyax, tm
             nenyax("eval", "--config", str(by_model), "--policy", "reference", "--out", str(run), "-q").exit_code == 0
         )
         settings = load_run(run).config.settings
-        assert settings["policy"] == {"use": "reference"} and "provider" not in settings
+        assert settings["policy"] == {"use": "reference"}
+        assert "provider" not in settings
         assert {r["policy"]["kind"] for r in _records(run)} == {"reference"}
 
 
@@ -377,7 +415,8 @@ def test_eval_sends_the_models_params_and_names_a_key_variable_that_holds_none(n
         run = tmp_path / "params"
         done = nenyax("eval", "arith:add", *model, "--param", "top_p=0.5", "--param", "seed=3", "--out", str(run))
         assert done.exit_code == 0, done.output
-        assert server.last_body["top_p"] == 0.5 and server.last_body["seed"] == 3
+        assert server.last_body["top_p"] == 0.5
+        assert server.last_body["seed"] == 3
         keyless = nenyax("eval", "arith:add", *model, "--api-key-env", "NENYAX_TEST_NO_SUCH_KEY", "--out",
                          str(tmp_path / "keyless"))  # fmt: skip
         assert keyless.exit_code == 2
@@ -394,7 +433,8 @@ def test_eval_resume_of_an_old_run_and_a_setting_the_run_lacks(nenyax, tmp_path)
     run = tmp_path / "r"
     assert nenyax("eval", "arith:add?size=2", "--policy", "null", "--out", str(run), "-q").exit_code == 0
     narrowed = nenyax("eval", "--resume", str(run), "--task-ids", "add/0/0")
-    assert narrowed.exit_code == 2 and "it differs in task_ids." in narrowed.stderr
+    assert narrowed.exit_code == 2
+    assert "it differs in task_ids." in narrowed.stderr
     # A run written before run.toml named its command is eval's.
     toml = run / "run.toml"
     toml.write_text(toml.read_text().replace('command = "eval"\n', ""))

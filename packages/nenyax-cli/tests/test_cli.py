@@ -50,7 +50,8 @@ def nenyax(site, *args, strict=False, extra_site=None):
 
 def test_version(site):
     done = nenyax(site, "--version")
-    assert done.returncode == 0 and "0.1.0" in done.stdout
+    assert done.returncode == 0
+    assert "0.1.0" in done.stdout
 
 
 def test_help_imports_no_command_or_plugin_implementation():
@@ -80,9 +81,11 @@ def test_plugins_json_lists_distribution_and_reports_a_broken_plugin(site, tmp_p
     [arith] = [p for p in data["plugins"] if p["name"] == "arith"]
     assert (arith["kind"], arith["distribution"], arith["version"]) == ("adapter", "nenyax-arith", "1.2.0")
     [failure] = [f for f in data["failures"] if f["plugin"] == "broken"]
-    assert failure["distribution"] == "nenyax-broken" and "broken on purpose" in failure["error"]
+    assert failure["distribution"] == "nenyax-broken"
+    assert "broken on purpose" in failure["error"]
     human = nenyax(site, "plugins", extra_site=broken)
-    assert "arith" in human.stdout and "failed to load" in human.stdout
+    assert "arith" in human.stdout
+    assert "failed to load" in human.stdout
 
 
 def test_strict_mode_makes_a_broken_plugin_an_error(site, tmp_path):
@@ -94,7 +97,8 @@ def test_strict_mode_makes_a_broken_plugin_an_error(site, tmp_path):
         {"nenyax_broken_plugin": "raise ImportError('broken')\n"},
     )
     done = nenyax(site, "plugins", strict=True, extra_site=broken)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
     assert "'broken' from nenyax-broken failed to load" in done.stderr
 
 
@@ -112,7 +116,9 @@ def test_check_json_reports_tier_and_every_check(site):
 
 def test_check_table(site):
     done = nenyax(site, "check", "arith:add?size=6")
-    assert done.returncode == 0 and "Tier: audited" in done.stdout and "audited/reference-beats-null" in done.stdout
+    assert done.returncode == 0
+    assert "Tier: audited" in done.stdout
+    assert "audited/reference-beats-null" in done.stdout
 
 
 def test_require_a_tier_that_is_not_reached(tmp_path):
@@ -124,7 +130,8 @@ def test_require_a_tier_that_is_not_reached(tmp_path):
         {"nenyax_arith_plugin": GOOD.format(factory="nenyax.testing.fakes:WrongReferenceAdapter")},
     )
     done = nenyax(site, "check", "arith:add", "--require", "audited")
-    assert done.returncode == 1 and "Tier: trainable" in done.stdout
+    assert done.returncode == 1
+    assert "Tier: trainable" in done.stdout
     assert nenyax(site, "check", "arith:add", "--require", "trainable").returncode == 0
 
 
@@ -145,7 +152,8 @@ def test_require_a_tier_that_is_not_reached(tmp_path):
 def test_user_mistakes_get_one_sentence_and_exit_2(site, args, fragment):
     done = nenyax(site, *args)
     assert done.returncode == 2
-    assert fragment in done.stderr and "Traceback" not in done.stderr
+    assert fragment in done.stderr
+    assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
 
 
@@ -167,7 +175,8 @@ def test_adapter_check_passes_on_a_sound_adapter_and_fails_on_a_broken_one(site,
     assert checks["adapter/bad-uri-is-clear"]["verdict"] == "failed"
     # A check the adapter's capabilities do not call for is skipped, saying why (and does not fail the run).
     listing = checks["adapter/listing-is-loadable"]
-    assert listing["verdict"] == "skipped" and listing["reason"] == "the adapter does not declare 'listing'"
+    assert listing["verdict"] == "skipped"
+    assert listing["reason"] == "the adapter does not declare 'listing'"
 
 
 def test_a_kind_check_command_exists_for_each_kind_with_a_kit_and_only_those(monkeypatch):
@@ -187,7 +196,8 @@ def test_a_kind_check_command_exists_for_each_kind_with_a_kit_and_only_those(mon
     monkeypatch.setitem(conformance.KINDS, "judge", attrs.evolve(KINDS["judge"], kit="x:Y"))
     monkeypatch.delitem(vars(conformance), "judge_check_command", raising=False)
     command = conformance.judge_check_command
-    assert command.name == "judge-check" and "installed judge" in (command.help or "")
+    assert command.name == "judge-check"
+    assert "installed judge" in (command.help or "")
 
 
 def test_more_samples_than_tasks_is_said_and_reported(site):

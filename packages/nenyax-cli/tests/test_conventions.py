@@ -46,7 +46,8 @@ def nenyax(site, *args):
 def test_bare_nenyax_prints_the_help_and_succeeds(site):
     done = nenyax(site)
     assert done.returncode == 0, done.stderr
-    assert "Usage:" in done.stdout and "Commands:" in done.stdout
+    assert "Usage:" in done.stdout
+    assert "Commands:" in done.stdout
 
 
 def test_help_documents_the_exit_codes(site):
@@ -59,14 +60,16 @@ def test_help_documents_the_exit_codes(site):
 def test_unknown_command_gets_did_you_mean(site):
     done = nenyax(site, "chek", "arith:add")
     assert done.returncode == 2
-    assert "Did you mean 'check'" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "Did you mean 'check'" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_version_lists_core_cli_and_every_plugin_distribution(site):
     done = nenyax(site, "--version")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("nenyax-core ") and lines[1].startswith("nenyax-cli ")
+    assert lines[0].startswith("nenyax-core ")
+    assert lines[1].startswith("nenyax-cli ")
     assert "nenyax-arith 1.2.0" in lines
 
 
@@ -84,7 +87,8 @@ _NO_JSON_YET: set[str] = set()
 def test_every_help_is_plain_text(site, command):
     done = nenyax(site, command, "--help")
     assert done.returncode == 0, done.stderr
-    assert "`" not in done.stdout and "--json" in done.stdout  # no reST markup; every command speaks JSON
+    assert "`" not in done.stdout
+    assert "--json" in done.stdout
 
 
 def test_the_help_promises_only_commands_that_exist(site):
@@ -112,7 +116,9 @@ def test_a_user_error_with_json_prints_a_json_object(site, args):
     done = nenyax(site, *args)
     assert done.returncode == 2
     error = json.loads(done.stdout)["error"]
-    assert error["kind"] == "usage" and error["exit_code"] == 2 and error["message"].endswith((".", "?"))
+    assert error["kind"] == "usage"
+    assert error["exit_code"] == 2
+    assert error["message"].endswith((".", "?"))
     assert "Traceback" not in done.stderr
 
 
@@ -122,7 +128,8 @@ def test_an_unwritable_output_path_is_one_sentence_before_the_episode(site, tmp_
     blocker.write_text("")
     target = blocker / "out.file"
     done = nenyax(site, "try", "arith:add", "--policy", "reference", option, str(target))
-    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [
         f"Error: {option} {target} cannot be written: {blocker} is a file, not a folder."
     ]
@@ -131,4 +138,6 @@ def test_an_unwritable_output_path_is_one_sentence_before_the_episode(site, tmp_
 
 def test_an_output_path_that_is_a_folder(site, tmp_path):
     done = nenyax(site, "try", "arith:add", "--policy", "reference", "--html", str(tmp_path))
-    assert done.returncode == 2 and "is a directory" in done.stderr and str(tmp_path) in done.stderr
+    assert done.returncode == 2
+    assert "is a directory" in done.stderr
+    assert str(tmp_path) in done.stderr

@@ -102,7 +102,8 @@ def test_both_replays_show_every_fact_of_the_view(name):
     for fact in filter(None, facts):
         assert fact in terminal, (fact, terminal)
         assert fact in page, (fact, page)
-    assert (view.verdict("  ") in terminal) and (view.verdict(" · ") in page)
+    assert view.verdict("  ") in terminal
+    assert view.verdict(" · ") in page
 
 
 def test_a_step_turn_shows_the_prompt_the_reply_and_its_tokens():
@@ -119,7 +120,8 @@ def test_numeric_values_read_as_their_json_and_an_unchanged_prompt_is_not_repeat
         ("[0.5,1]", "1", None, None, ""),
         ("[0.25,2]", "0", None, None, "truncated"),
     ]
-    assert view.policy == "reference: reference" and view.verdict("  ") == "score 1"
+    assert view.policy == "reference: reference"
+    assert view.verdict("  ") == "score 1"
 
 
 def test_recorded_arrays_read_as_their_numbers_or_as_what_they_are():
@@ -143,13 +145,17 @@ def test_a_native_loop_is_replayed_call_by_call():
         "3",
         "? prompt / ? completion tokens, 0.00 s",
     )
-    assert view.completion_tokens == 4 and view.verdict(" · ") == "score 0 · not passed"
+    assert view.completion_tokens == 4
+    assert view.verdict(" · ") == "score 0 · not passed"
 
 
 def test_an_unjudged_episode_says_why_there_is_no_score():
     view = episode_view(TRAJECTORIES["an infrastructure failure"])
-    assert not view.judged and view.score is None and view.verdict(" · ") == "not judged"
-    assert view.no_score == "the infrastructure failed" and view.seconds is None
+    assert not view.judged
+    assert view.score is None
+    assert view.verdict(" · ") == "not judged"
+    assert view.no_score == "the infrastructure failed"
+    assert view.seconds is None
 
 
 def test_an_unseeded_episode_reads_unseeded_never_seed_none():
@@ -157,8 +163,10 @@ def test_an_unseeded_episode_reads_unseeded_never_seed_none():
     console = Console(record=True, width=200)
     render(traj, console=console)
     text = console.export_text()
-    assert "(unseeded)" in text and "seed None" not in text
-    assert "unseeded" in render_html(traj) and "seed None" not in render_html(traj)
+    assert "(unseeded)" in text
+    assert "seed None" not in text
+    assert "unseeded" in render_html(traj)
+    assert "seed None" not in render_html(traj)
 
 
 def test_an_interrupted_episode_says_so():
@@ -176,7 +184,10 @@ def test_environment_text_reaches_the_terminal_as_data():
     console = Console(record=True, width=300, force_terminal=True, color_system="truecolor")
     render(traj, console=console)
     raw = console.export_text(styles=False)
-    assert "\x1b]" not in raw and "\x07" not in raw and "\x08" not in raw and "\u202e" not in raw
+    assert "\x1b]" not in raw
+    assert "\x07" not in raw
+    assert "\x08" not in raw
+    assert "\u202e" not in raw
     assert "\x1b[31m" not in raw  # the model's own escape, not rich's styling
     assert "red\\x1b[31m text\\x1b]0;pwned\\x07 bell\\x08 and \\u202eevil [bold]markup[/bold]" in raw
 
@@ -188,7 +199,9 @@ def test_check_evidence_is_data_too(capsys):
     result = TierResult(id="x/y", tier=Tier.CONNECTABLE, outcome=TierOutcome.PASSED, evidence=HOSTILE, seconds=0.1)
     render_report(TierReport(uri="a:b", tier=Tier.CONNECTABLE, results=(result,)))
     out = capsys.readouterr().out
-    assert "[bold]markup[/bold]" in out and "\x1b]0;" not in out and "\\x1b]0;pwned" in out
+    assert "[bold]markup[/bold]" in out
+    assert "\x1b]0;" not in out
+    assert "\\x1b]0;pwned" in out
 
 
 LONG = "word " * 60  # 300 characters: past any 80-column wrap
@@ -221,19 +234,26 @@ def _panels(traj):
 
 def test_the_verdict_colour_follows_the_judgment_not_the_status():
     failed, passed = _reply_turn("1", passed=False), _reply_turn("1", passed=True)
-    assert failed.status is Status.OK and episode_view(failed).tone == "fail"
-    assert 'class="verdict fail"' in render_html(failed) and 'class="verdict pass"' in render_html(passed)
+    assert failed.status is Status.OK
+    assert episode_view(failed).tone == "fail"
+    assert 'class="verdict fail"' in render_html(failed)
+    assert 'class="verdict pass"' in render_html(passed)
     red, green = "\x1b[1;31mscore 0", "\x1b[1;32mscore 1"
-    assert red in _panels(failed) and green not in _panels(failed) and green in _panels(passed)
+    assert red in _panels(failed)
+    assert green not in _panels(failed)
+    assert green in _panels(passed)
     undecided = _traj(judgment=Judgment(score=0.5), steps=(Step(observation="q", action="a", reward=0.5),))
-    assert episode_view(undecided).tone == "partial" and 'class="verdict partial"' in render_html(undecided)
+    assert episode_view(undecided).tone == "partial"
+    assert 'class="verdict partial"' in render_html(undecided)
 
 
 def test_the_system_prompt_is_shown_once_in_both_replays():
     traj = _reply_turn("1", system="You are a careful adder.")
     terminal, page = _both(traj)
-    assert terminal.count("You are a careful adder.") == 1 and page.count("You are a careful adder.") == 1
-    assert "system prompt" in terminal and "system prompt" in page
+    assert terminal.count("You are a careful adder.") == 1
+    assert page.count("You are a careful adder.") == 1
+    assert "system prompt" in terminal
+    assert "system prompt" in page
     assert _panels(traj).count("You are a careful adder.") == 1
 
 
@@ -241,16 +261,20 @@ def test_a_reply_cut_at_the_token_limit_is_marked_and_counts_agree():
     traj = _reply_turn("a b c", finish_reason="length")
     terminal, page = _both(traj)
     summary = "2 prompt / 5 completion tokens, 0.00 s, cut off at the token limit"
-    assert summary in terminal and summary in page
-    assert "1 model call(s), 5 completion tokens" in terminal and "1 model call(s), 5 completion tokens" in page
+    assert summary in terminal
+    assert summary in page
+    assert "1 model call(s), 5 completion tokens" in terminal
+    assert "1 model call(s), 5 completion tokens" in page
     assert "cut off" not in _both(_reply_turn("a b c"))[0]
 
 
 def test_a_reply_is_printed_once_even_when_it_is_also_the_answer():
     traj = _reply_turn("just 4", info={"answer": "just 4"})
     terminal, page = _both(traj)
-    assert terminal.count("just 4") == 1 and page.count("just 4") == 1
-    assert "(the whole reply)" in terminal and "(the whole reply)" in page
+    assert terminal.count("just 4") == 1
+    assert page.count("just 4") == 1
+    assert "(the whole reply)" in terminal
+    assert "(the whole reply)" in page
 
 
 def test_piped_output_keeps_each_text_on_one_line(capsys):
@@ -258,7 +282,8 @@ def test_piped_output_keeps_each_text_on_one_line(capsys):
     render(traj)  # to pytest's captured stdout: not a terminal
     out = capsys.readouterr().out
     assert out.count(LONG.strip()) == 2  # the system prompt and the reply, each whole on its own line
-    assert "\u2502" not in out and "\u256d" not in out  # no panel borders in a pipe
+    assert "\u2502" not in out
+    assert "\u256d" not in out
     assert any(line.strip() == LONG.strip() for line in out.splitlines())
 
 
@@ -271,7 +296,8 @@ def test_piped_check_evidence_is_not_wrapped(capsys):
     render_report(TierReport(uri="a:b", tier=Tier.CONNECTABLE, results=(result,), floor=floor))
     lines = capsys.readouterr().out.splitlines()
     [row] = [line for line in lines if line.startswith("x/y")]
-    assert row.endswith(LONG.strip()) and "passed" in row
+    assert row.endswith(LONG.strip())
+    assert "passed" in row
     # The floor's sentence too stays one line (it was folded at 80 columns).
     [line] = [line for line in lines if line.startswith("Floor: ")]
     assert line.endswith("over 20 tasks (margin 0.88, 0.30 required).")

@@ -30,7 +30,9 @@ def test_eval_prints_the_summary_as_json_and_records_it(site, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    assert summary["episodes"] == 8 and summary["mean"] == 1.0 and summary["pass_at_k"] == {"1": 1.0, "2": 1.0}
+    assert summary["episodes"] == 8
+    assert summary["mean"] == 1.0
+    assert summary["pass_at_k"] == {"1": 1.0, "2": 1.0}
     assert json.loads((tmp_path / "r" / "summary.json").read_text())["episodes"] == 8
     assert len((tmp_path / "r" / "trajectories.jsonl").read_text().splitlines()) == 8
 
@@ -64,14 +66,18 @@ def test_task_ids_pick_the_tasks(site, tmp_path):
 )
 def test_mistakes_are_one_sentence(site, tmp_path, args, sentence):
     done = nenyax(site, "eval", *args)
-    assert done.returncode == 2 and sentence in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert sentence in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_a_used_out_directory_is_refused(site, tmp_path):
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / "keep.txt").write_text("x")
     done = nenyax(site, "eval", "arith:add", "--policy", "null", "--out", str(tmp_path / "r"))
-    assert done.returncode == 2 and "--resume" in done.stderr and (tmp_path / "r" / "keep.txt").exists()
+    assert done.returncode == 2
+    assert "--resume" in done.stderr
+    assert (tmp_path / "r" / "keep.txt").exists()
 
 
 def test_list_says_when_an_adapter_cannot_list(site):
@@ -89,13 +95,16 @@ def test_param_and_constrain_reach_the_model_are_recorded_and_a_config_replays_t
         args = ["eval", "arith:add", *model, "--tasks", "2", "--param", "top_p=0.5", "--param", "seed=3"]
         done = nenyax(site, *args, "--out", str(first), "--json")
         assert done.returncode == 0, done.stderr
-        assert server.last_body["top_p"] == 0.5 and server.last_body["seed"] == 3
+        assert server.last_body["top_p"] == 0.5
+        assert server.last_body["seed"] == 3
         provider = load_run(first).config.settings["provider"]
-        assert provider["params"] == {"top_p": 0.5, "seed": 3} and "constrain" not in provider
+        assert provider["params"] == {"top_p": 0.5, "seed": 3}
+        assert "constrain" not in provider
         server.last_body = None
         again = nenyax(site, "eval", "--config", str(first / "run.toml"), "--out", str(tmp_path / "again"), "--json")
         assert again.returncode == 0, again.stderr
-        assert server.last_body["top_p"] == 0.5 and server.last_body["seed"] == 3
+        assert server.last_body["top_p"] == 0.5
+        assert server.last_body["seed"] == 3
         assert load_run(tmp_path / "again").config.settings == load_run(first).config.settings
         held = tmp_path / "constrained"
         assert (
@@ -106,9 +115,12 @@ def test_param_and_constrain_reach_the_model_are_recorded_and_a_config_replays_t
         assert nenyax(site, "eval", "--config", str(held / "run.toml"), "--out", str(replayed)).returncode == 0
         assert load_run(replayed).config.settings == load_run(held).config.settings
     mixed = nenyax(site, "eval", "arith:add", "--policy", "null", "--param", "top_p=0.5", "--out", str(tmp_path / "x"))
-    assert mixed.returncode == 2 and "not both" in mixed.stderr and "Traceback" not in mixed.stderr
+    assert mixed.returncode == 2
+    assert "not both" in mixed.stderr
+    assert "Traceback" not in mixed.stderr
     typo = nenyax(site, "eval", "arith:add", "--param", "top_q=1", "--out", str(tmp_path / "y"))
-    assert typo.returncode == 2 and "Did you mean top_p" in typo.stderr
+    assert typo.returncode == 2
+    assert "Did you mean top_p" in typo.stderr
 
 
 def test_param_may_name_temperature_and_merges_key_by_key_over_a_config(site, tmp_path):
@@ -119,16 +131,21 @@ def test_param_may_name_temperature_and_merges_key_by_key_over_a_config(site, tm
         done = nenyax(site, "eval", "arith:add", *model, "--param", "temperature=0", "--param", "seed=3",
                       "--constrain", "--out", str(first))  # fmt: skip
         assert done.returncode == 0, done.stderr
-        assert server.last_body["temperature"] == 0 and server.last_body["seed"] == 3
+        assert server.last_body["temperature"] == 0
+        assert server.last_body["seed"] == 3
         provider = load_run(first).config.settings["provider"]
-        assert provider["temperature"] == 0 and provider["params"] == {"seed": 3} and provider["constrain"] is True
+        assert provider["temperature"] == 0
+        assert provider["params"] == {"seed": 3}
+        assert provider["constrain"] is True
         # A --param on top of the file's [provider.params] adds to it; --no-constrain turns the file's off.
         again = tmp_path / "again"
         args = ["--config", str(first / "run.toml"), "--param", "top_p=0.5", "--no-constrain", "--out", str(again)]
         assert nenyax(site, "eval", *args).returncode == 0
-        assert server.last_body["seed"] == 3 and server.last_body["top_p"] == 0.5
+        assert server.last_body["seed"] == 3
+        assert server.last_body["top_p"] == 0.5
         provider = load_run(again).config.settings["provider"]
-        assert provider["params"] == {"seed": 3, "top_p": 0.5} and "constrain" not in provider
+        assert provider["params"] == {"seed": 3, "top_p": 0.5}
+        assert "constrain" not in provider
 
 
 @pytest.mark.parametrize(
@@ -137,7 +154,9 @@ def test_param_may_name_temperature_and_merges_key_by_key_over_a_config(site, tm
 )
 def test_a_param_that_cannot_round_trip_is_refused(site, tmp_path, param, sentence):
     done = nenyax(site, "eval", "arith:add", "--model", "openai:m", "--param", param, "--out", str(tmp_path / "r"))
-    assert done.returncode == 2 and sentence in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert sentence in done.stderr
+    assert "Traceback" not in done.stderr
     assert not (tmp_path / "r").exists()
 
 
@@ -145,14 +164,17 @@ def test_resume_refuses_a_directory_another_command_wrote(site, tmp_path):
     run = tmp_path / "tried"
     assert nenyax(site, "try", "arith:add", "--policy", "reference", "--save", str(run)).returncode == 0
     done = nenyax(site, "eval", "--resume", str(run))
-    assert done.returncode == 2 and "written by `nenyax try --save`" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert "written by `nenyax try --save`" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_a_config_names_a_known_command_or_none(site, tmp_path):
     odd = tmp_path / "odd.toml"
     odd.write_text('uri = "arith:add"\ncommand = 3\n')
     done = nenyax(site, "eval", "--config", str(odd))
-    assert done.returncode == 2 and "command = 3" in done.stderr
+    assert done.returncode == 2
+    assert "command = 3" in done.stderr
     handwritten = tmp_path / "mine.toml"  # no command key: any command that takes its keys may read it
     handwritten.write_text('uri = "arith:add"\ntask = "add/0/1"\n[policy]\nuse = "reference"\n')
     played = nenyax(site, "try", "--config", str(handwritten), "--json")
@@ -183,18 +205,23 @@ def test_an_exported_base_url_does_not_turn_a_policy_run_into_a_model_run(site, 
 )
 def test_a_nested_value_no_request_can_carry_is_refused(site, tmp_path, param, sentence):
     done = nenyax(site, "eval", "arith:add", "--model", "openai:m", "--param", param, "--out", str(tmp_path / "r"))
-    assert done.returncode == 2 and sentence in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert sentence in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_a_config_with_an_infinite_param_is_refused_and_an_eval_run_names_its_command(site, tmp_path):
     config = tmp_path / "run.toml"
     config.write_text('uri = "arith:add"\n[provider]\nuse = "openai"\nmodel = "m"\n[provider.params]\ntop_p = inf\n')
     done = nenyax(site, "eval", "--config", str(config), "--out", str(tmp_path / "r"))
-    assert done.returncode == 2 and "finite numbers only" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert "finite numbers only" in done.stderr
+    assert "Traceback" not in done.stderr
     run = tmp_path / "evaluated"
     assert nenyax(site, "eval", "arith:add", "--policy", "null", "--tasks", "1", "--out", str(run)).returncode == 0
     wrong = nenyax(site, "try", "--config", str(run / "run.toml"))
-    assert wrong.returncode == 2 and "written by `nenyax eval`" in wrong.stderr
+    assert wrong.returncode == 2
+    assert "written by `nenyax eval`" in wrong.stderr
 
 
 def _played(run_dir):
@@ -205,8 +232,10 @@ def test_backend_process_records_the_same_run_as_in_process(site, tmp_path):
     args = ("eval", "arith:add?size=6", "--policy", "random", "-k", "2", "--json")
     here = nenyax(site, *args, "--out", str(tmp_path / "here"))
     there = nenyax(site, *args, "--out", str(tmp_path / "there"), "--backend", "process", "--workers", "2")
-    assert here.returncode == 0 and there.returncode == 0, there.stderr
-    assert _played(tmp_path / "there") == _played(tmp_path / "here") and len(_played(tmp_path / "here")) == 12
+    assert here.returncode == 0, there.stderr
+    assert there.returncode == 0, there.stderr
+    assert _played(tmp_path / "there") == _played(tmp_path / "here")
+    assert len(_played(tmp_path / "here")) == 12
     ids = [t.id for t in load_run(tmp_path / "there").trajectories]
     assert len(set(ids)) == len(ids) == 12  # each episode exactly once in trajectories.jsonl
     drop = ("wall_s", "episodes_per_s")
@@ -221,7 +250,9 @@ def test_backend_process_records_the_same_run_as_in_process(site, tmp_path):
 
 def test_workers_without_the_process_backend_is_one_sentence(site, tmp_path):
     done = nenyax(site, "eval", "arith:add", "--policy", "null", "--workers", "2", "--out", str(tmp_path / "r"))
-    assert done.returncode == 2 and "add --backend process" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert "add --backend process" in done.stderr
+    assert "Traceback" not in done.stderr
     assert not (tmp_path / "r").exists()
 
 
@@ -255,7 +286,8 @@ def test_resume_replays_the_episode_whose_line_a_killed_writer_cut_off(site, tmp
     assert resumed.returncode == 0, resumed.stderr
     assert f"left {len(cut):,} bytes of a cut-off last line in {jsonl}" in resumed.stderr
     assert "3 episode(s) already recorded, 1 to play" in resumed.stderr
-    assert _pairs(run) == everything and len(everything) == 4  # the cut episode played again, nothing twice
+    assert _pairs(run) == everything
+    assert len(everything) == 4
     assert len(jsonl.read_bytes().splitlines()) == 4
 
 
@@ -274,5 +306,7 @@ def test_resume_reads_records_that_kept_the_sample_in_info(site, tmp_path):
     jsonl.write_text("\n".join(old) + "\n")
     resumed = nenyax(site, "eval", "--resume", str(run), "--json")
     assert resumed.returncode == 0, resumed.stderr
-    assert json.loads(resumed.stdout)["episodes"] == 4 and json.loads(resumed.stdout)["resumed"] == 3
-    assert len(set(_pairs(run))) == 4 and all(t.info == {} for t in load_run(run).trajectories)
+    assert json.loads(resumed.stdout)["episodes"] == 4
+    assert json.loads(resumed.stdout)["resumed"] == 3
+    assert len(set(_pairs(run))) == 4
+    assert all(t.info == {} for t in load_run(run).trajectories)

@@ -32,9 +32,13 @@ def test_try_save_to_a_folder_writes_a_run_directory_view_reads(site, tmp_path):
     assert f"nenyax view {run}" in done.stdout
     saved = load_run(run)
     [traj] = saved.trajectories
-    assert traj.policy.kind == "reference" and traj.status is Status.OK
-    assert saved.summary is not None and saved.summary.episodes == 1 and saved.summary.mean == traj.score
-    assert saved.config.settings["command"] == "try" and saved.config.settings["policy"] == {"use": "reference"}
+    assert traj.policy.kind == "reference"
+    assert traj.status is Status.OK
+    assert saved.summary is not None
+    assert saved.summary.episodes == 1
+    assert saved.summary.mean == traj.score
+    assert saved.config.settings["command"] == "try"
+    assert saved.config.settings["policy"] == {"use": "reference"}
     assert saved.config.recorded["played_task"] == traj.task_id
     assert saved.config.manifest_digest == traj.manifest_digest
     page = tmp_path / "view.html"
@@ -48,7 +52,9 @@ def test_try_save_never_writes_over_a_run(site, tmp_path):
     assert nenyax(site, tmp_path, "try", "arith:add", "--policy", "reference", "--save", str(run)).returncode == 0
     before = (run / "trajectories.jsonl").read_bytes()
     again = nenyax(site, tmp_path, "try", "arith:add", "--policy", "null", "--save", str(run))
-    assert again.returncode == 2 and "already holds files" in again.stderr and "Traceback" not in again.stderr
+    assert again.returncode == 2
+    assert "already holds files" in again.stderr
+    assert "Traceback" not in again.stderr
     assert again.stdout == ""  # refused before the episode
     assert (run / "trajectories.jsonl").read_bytes() == before
 
@@ -92,7 +98,9 @@ def test_check_remembers_the_tier_it_measured_unless_the_check_was_weaker(site, 
     monkeypatch.setenv("NENYAX_CHECKS_DIR", str(tmp_path / "checks"))
     cached = recall("arith:add?size=6")
     # All 6 tasks were sampled (20 asked for, the environment has 6).
-    assert cached is not None and cached.tier is Tier.AUDITED and cached.samples == 6
+    assert cached is not None
+    assert cached.tier is Tier.AUDITED
+    assert cached.samples == 6
     # This process lacks the fake distribution the check ran with: other versions, so not current here.
     assert cached.current is False
     # A weaker check (fewer samples or a lower margin) is no evidence for the listing: nothing kept.
@@ -110,14 +118,16 @@ def test_a_check_whose_environment_no_longer_loads_forgets_its_tier(site, tmp_pa
     nowhere = tmp_path / "no-plugins"
     nowhere.mkdir()
     gone = nenyax(nowhere, tmp_path, "check", "arith:add", "--quiet")
-    assert gone.returncode == 2 and "Traceback" not in gone.stderr
+    assert gone.returncode == 2
+    assert "Traceback" not in gone.stderr
     assert recall("arith:add") is None
 
 
 def test_a_bad_uri_under_check_save_leaves_no_run_directory_behind(site, tmp_path):
     run = tmp_path / "checked"
     bad = nenyax(site, tmp_path, "check", "arith:nope", "--save", str(run))
-    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.returncode == 2
+    assert "Traceback" not in bad.stderr
     assert not run.exists()  # so the corrected command can use the same name
     assert nenyax(site, tmp_path, "check", "arith:add", "--save", str(run), "--quiet").returncode == 0
     assert load_run(run).trajectories
@@ -128,7 +138,9 @@ def test_check_save_refuses_a_used_folder_before_checking(site, tmp_path):
     run.mkdir()
     (run / "keep.txt").write_text("x")
     done = nenyax(site, tmp_path, "check", "arith:add", "--save", str(run))
-    assert done.returncode == 2 and "already holds files" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert "already holds files" in done.stderr
+    assert "Traceback" not in done.stderr
     assert sorted(p.name for p in run.iterdir()) == ["keep.txt"]
 
 
@@ -144,7 +156,9 @@ def test_a_try_run_toml_replays_the_episode_with_the_same_model_settings(site, t
         again = tmp_path / "again"
         replayed = nenyax(site, tmp_path, "try", "--config", str(first / "run.toml"), "--save", str(again))
         assert replayed.returncode == 0, replayed.stderr
-        assert server.last_body == sent and sent["top_p"] == 0.5 and sent["max_tokens"] == 9
+        assert server.last_body == sent
+        assert sent["top_p"] == 0.5
+        assert sent["max_tokens"] == 9
     assert load_run(again).config.settings == load_run(first).config.settings
     assert load_run(again).trajectories[0].task_id == "add/0/3"
 
@@ -162,10 +176,12 @@ def test_a_run_toml_replays_only_with_the_command_that_wrote_it(site, tmp_path):
     run = tmp_path / "run"
     assert nenyax(site, tmp_path, "try", "arith:add", "--policy", "reference", "--save", str(run)).returncode == 0
     wrong = nenyax(site, tmp_path, "eval", "--config", str(run / "run.toml"))
-    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    assert wrong.returncode == 2
+    assert "Traceback" not in wrong.stderr
     assert f"written by `nenyax try`; replay it with `nenyax try --config {run / 'run.toml'}`" in wrong.stderr
     nothing = nenyax(site, tmp_path, "try")
-    assert nothing.returncode == 2 and "Name the environment to play" in nothing.stderr
+    assert nothing.returncode == 2
+    assert "Name the environment to play" in nothing.stderr
 
 
 def test_a_policy_or_model_on_the_command_line_wins_over_the_files(site, tmp_path):
@@ -176,7 +192,8 @@ def test_a_policy_or_model_on_the_command_line_wins_over_the_files(site, tmp_pat
         model = ["--model", "openai:scripted", "--base-url", server.base_url]
         done = nenyax(site, tmp_path, "try", "--config", str(run / "run.toml"), *model, "--json")
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout)["policy"]["kind"] == "endpoint" and server.last_body is not None
+        assert json.loads(done.stdout)["policy"]["kind"] == "endpoint"
+        assert server.last_body is not None
         modelled = tmp_path / "modelled"
         assert nenyax(site, tmp_path, "try", "arith:add", *model, "--save", str(modelled)).returncode == 0
     back = nenyax(site, tmp_path, "try", "--config", str(modelled / "run.toml"), "--policy", "null", "--json")

@@ -91,7 +91,8 @@ def test_html_is_self_contained_and_model_text_stays_text(site, model_server, tm
     page = _Collect()
     page.feed(out.read_text())
     assert page.scripts == [{"type": "application/json", "id": "nenyax-trajectory"}]
-    assert "b" not in page.tags and page.tags.count("script") == 1
+    assert "b" not in page.tags
+    assert page.tags.count("script") == 1
     assert EVIL in "".join(page.text)
     assert "http://" not in out.read_text().replace(model_server.base_url, "")
     embedded = out.read_text().split('id="nenyax-trajectory">', 1)[1].split("</script>", 1)[0]
@@ -103,7 +104,10 @@ def test_param_values_reach_the_model_server_typed(site, model_server):
     done = nenyax(site, "try", "arith:add", "--model", "openai:scripted", "--base-url", model_server.base_url, *args)
     assert done.returncode == 0, done.stderr
     body = model_server.last_body
-    assert body["top_p"] == 0.5 and body["stop"] == ["\n"] and body["seed"] == 3 and body["max_tokens"] == 256
+    assert body["top_p"] == 0.5
+    assert body["stop"] == ["\n"]
+    assert body["seed"] == 3
+    assert body["max_tokens"] == 256
 
 
 def test_json_and_save(site, tmp_path):
@@ -128,7 +132,9 @@ def test_json_and_save(site, tmp_path):
 )
 def test_try_user_mistakes(site, args, fragment):
     done = nenyax(site, *args)
-    assert done.returncode == 2 and fragment in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert fragment in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_model_server_retries_show_on_stderr_as_they_happen(site):
@@ -139,13 +145,16 @@ def test_model_server_retries_show_on_stderr_as_they_happen(site):
         done = nenyax(site, "try", "arith:add", "--model", "openai:m", "--base-url", server.base_url, "--json")
     assert done.returncode == 1
     retries = [line for line in done.stderr.splitlines() if "retrying in" in line]
-    assert len(retries) == 6 and "failed attempt 1 of 7 (HTTP 500" in retries[0]
+    assert len(retries) == 6
+    assert "failed attempt 1 of 7 (HTTP 500" in retries[0]
     assert json.loads(done.stdout)["status"] == "infra_error"
 
 
 def test_a_host_that_does_not_resolve_is_one_sentence_and_no_retry(site):
     done = nenyax(site, "try", "arith:add", "--model", "openai:m", "--base-url", "http://nenyax-test.invalid/v1")
-    assert done.returncode == 2 and "does not resolve" in done.stderr and "retrying" not in done.stderr
+    assert done.returncode == 2
+    assert "does not resolve" in done.stderr
+    assert "retrying" not in done.stderr
 
 
 def test_a_seed_the_environment_records_differently_is_said_not_hidden(site):

@@ -39,10 +39,13 @@ def test_cache_root_follows_the_environment(tmp_path, monkeypatch):
 def test_a_remembered_tier_is_recalled_under_the_canonical_uri(cache, report):
     assert recall(report.manifest.uri) is None
     path = remember(report)
-    assert path is not None and path.parent == cache / "checks"
+    assert path is not None
+    assert path.parent == cache / "checks"
     cached = recall(report.manifest.uri)
-    assert cached is not None and cached.tier is report.tier is Tier.AUDITED
-    assert cached.samples == report.samples == 4 and cached.current is True
+    assert cached is not None
+    assert cached.tier is report.tier is Tier.AUDITED
+    assert cached.samples == report.samples == 4
+    assert cached.current is True
 
 
 def test_a_tier_measured_by_other_versions_is_stale(cache, report):
@@ -59,7 +62,8 @@ def test_an_environment_that_did_not_load_forgets_what_was_kept(cache, report):
 
 
 def test_a_check_weaker_than_the_default_is_not_kept(cache, report):
-    assert remember(report, samples=5) is None and remember(report, margin=0.0) is None
+    assert remember(report, samples=5) is None
+    assert remember(report, margin=0.0) is None
     assert recall(report.manifest.uri) is None
     assert remember(report, samples=50, margin=0.5) is not None  # stricter is kept
 
@@ -89,9 +93,11 @@ def test_the_record_holds_what_the_check_measured_and_how(cache, report):
     measured = attrs.evolve(report, seed=7)
     path = remember(measured, samples=30, margin=0.45)
     record = json.loads(path.read_text())
-    assert record["uri"] == report.manifest.uri == "arith:add?size=4" and record["tier"] == "audited"
+    assert record["uri"] == report.manifest.uri == "arith:add?size=4"
+    assert record["tier"] == "audited"
     assert (record["samples"], record["seed"], record["margin"]) == (4, 7, 0.45)  # samples: as sampled, not asked
-    assert record["manifest_digest"] == serde.digest(report.manifest) and record["versions"] == nenyax_versions()
+    assert record["manifest_digest"] == serde.digest(report.manifest)
+    assert record["versions"] == nenyax_versions()
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", record["checked"])
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no partial file left beside it
     cached = recall(report.manifest.uri)
@@ -113,4 +119,5 @@ def test_forget_drops_one_record_and_a_missing_one_is_no_error(cache, report):
 def test_a_second_check_of_the_same_environment_replaces_its_record(cache, report):
     first = remember(report)
     again = remember(attrs.evolve(report, seed=9))
-    assert again == first and recall(report.manifest.uri).seed == 9
+    assert again == first
+    assert recall(report.manifest.uri).seed == 9

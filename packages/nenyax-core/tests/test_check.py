@@ -31,7 +31,8 @@ def test_a_sound_environment_is_audited():
     assert set(_outcomes(report).values()) == {TierOutcome.PASSED}
     assert all(r.evidence for r in report.results)
     # Each check is timed on its own: every one took some time, and together no more than the whole run.
-    assert all(r.seconds > 0 for r in report.results) and sum(r.seconds for r in report.results) <= elapsed
+    assert all(r.seconds > 0 for r in report.results)
+    assert sum(r.seconds for r in report.results) <= elapsed
     assert {r.openenv for r in report.results} >= {"runtime.startup", "semantic.floor_gap"}
 
 
@@ -52,9 +53,11 @@ def test_a_skipped_check_blocks_its_tier(monkeypatch):
 
 def test_a_server_that_cannot_be_reached_skips_connectable_with_the_reason(monkeypatch):
     report = check("arith:add", registry=_registry("nenyax.testing.fakes:UnreachableAdapter"))
-    assert report.tier is Tier.NONE and not report.failed
+    assert report.tier is Tier.NONE
+    assert not report.failed
     loads = report.results[0]
-    assert loads.id == "connectable/loads" and loads.outcome is TierOutcome.SKIPPED
+    assert loads.id == "connectable/loads"
+    assert loads.outcome is TierOutcome.SKIPPED
     assert "http://127.0.0.1:9 (connection refused)" in loads.evidence
 
 
@@ -84,8 +87,11 @@ def test_every_check_that_does_not_pass_says_what_it_tried_and_saw(factory):
     assert stopped, f"{factory} was meant to fall short somewhere"
     for result in stopped:
         text = result.evidence
-        assert text[0].isupper() and text.endswith((".", ")")) and "\n" not in text, (result.id, text)
-        assert len(text.split()) >= 5 and "AssertionError" not in text, (result.id, text)
+        assert text[0].isupper(), (result.id, text)
+        assert text.endswith((".", ")")), (result.id, text)
+        assert "\n" not in text, (result.id, text)
+        assert len(text.split()) >= 5, (result.id, text)
+        assert "AssertionError" not in text, (result.id, text)
     failed = [r for r in stopped if r.outcome is TierOutcome.FAILED]
     for result in failed:  # a failure names what it looked at: a task, or the values it compared
         assert "add/" in result.evidence or any(ch.isdigit() for ch in result.evidence), (result.id, result.evidence)
@@ -94,7 +100,8 @@ def test_every_check_that_does_not_pass_says_what_it_tried_and_saw(factory):
 def test_a_manifest_that_changes_between_processes_is_not_trainable():
     report = check("arith:add?size=6", samples=4, registry=_registry("nenyax.testing.fakes:UnstableManifestAdapter"))
     fresh = next(r for r in report.results if r.id == "trainable/fresh-process")
-    assert fresh.outcome is TierOutcome.FAILED and "manifest digest differs" in fresh.evidence
+    assert fresh.outcome is TierOutcome.FAILED
+    assert "manifest digest differs" in fresh.evidence
     assert report.tier is Tier.EVALUABLE
 
 
@@ -189,12 +196,14 @@ def test_a_margin_exactly_the_one_required_is_audited_and_the_default_is_0_3(tmp
     registry = _partial_credit_registry(tmp_path, monkeypatch, 0.5)
     exact = check("arith:add?size=6", samples=6, margin=0.5, registry=registry)
     assert _audit(exact)["audited/reference-beats-floor"].outcome is TierOutcome.PASSED
-    assert exact.floor.margin == 0.5 and exact.floor.required == 0.5
+    assert exact.floor.margin == 0.5
+    assert exact.floor.required == 0.5
     assert "a margin of 0.50 (0.50 required)" in _audit(exact)["audited/reference-beats-floor"].evidence
     above = check("arith:add?size=6", samples=6, margin=0.51, registry=registry)
     assert _audit(above)["audited/reference-beats-floor"].outcome is TierOutcome.FAILED
     default = check("arith:add?size=6", samples=6, registry=_partial_credit_registry(tmp_path, monkeypatch, 0.75))
-    assert default.floor.required == 0.3 and default.floor.margin == 0.25
+    assert default.floor.required == 0.3
+    assert default.floor.margin == 0.25
     assert _audit(default)["audited/reference-beats-floor"].outcome is TierOutcome.FAILED
 
 
@@ -208,7 +217,10 @@ def test_a_record_that_does_not_read_back_equal_names_the_first_difference_short
     wrote, _, read = text[len(head) :].partition(" and reads back as ")
     assert read.startswith("Step(observation=[79, 15], action=''")
     # Each value is cut to 100 characters, its end marked.
-    assert len(wrote) == 100 and wrote.endswith("...") and len(read) == 101 and read.endswith("....")
+    assert len(wrote) == 100
+    assert wrote.endswith("...")
+    assert len(read) == 101
+    assert read.endswith("....")
 
 
 def test_the_first_difference_is_a_field_by_name_or_the_record_itself():
@@ -223,7 +235,8 @@ def test_the_first_difference_is_a_field_by_name_or_the_record_itself():
     assert _first_difference(traj, traj) == ("record", traj, traj)
     assert _first_difference(traj, attrs.evolve(traj, steps=())) == ("step 0", traj.steps[0], None)
     # The repr, up to 100 characters; longer ones keep 97 and end in "...".
-    assert _short("x" * 98) == "'" + "x" * 98 + "'" and _short("x" * 99) == "'" + "x" * 96 + "..."
+    assert _short("x" * 98) == "'" + "x" * 98 + "'"
+    assert _short("x" * 99) == "'" + "x" * 96 + "..."
 
 
 # A stochastic arith on which the empty answer is also right on every even-numbered task: the null policy ties

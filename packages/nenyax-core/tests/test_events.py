@@ -90,7 +90,10 @@ def test_the_trajectory_id_is_the_same_at_the_start_in_the_proxy_route_in_the_si
     lines = [orjson.loads(line)["id"] for line in (tmp_path / "t.jsonl").read_bytes().splitlines()]
     routes = sorted(url.split("/e/")[1].removesuffix("/v1") for url in env.urls)
     ids = sorted(t.id for t in trajs)
-    assert len(set(ids)) == 3 and sorted(started) == ids and sorted(lines) == ids and routes == ids
+    assert len(set(ids)) == 3
+    assert sorted(started) == ids
+    assert sorted(lines) == ids
+    assert routes == ids
     for traj in trajs:  # every event of an episode carries its id, and it ends once
         assert seen.kinds(traj.id) == ["start", "call", "reply", "tool", "call", "reply", "end"]
 
@@ -103,7 +106,8 @@ def test_a_step_episode_has_its_id_at_its_start_too(tmp_path):
     assert (
         {e.trajectory_id for e in seen.events} == {traj.id} == {t.id for t in read_trajectories(tmp_path / "t.jsonl")}
     )
-    assert seen.events[0].task_id == "add/0/0" and seen.events[0].started == traj.timing.started
+    assert seen.events[0].task_id == "add/0/0"
+    assert seen.events[0].started == traj.timing.started
 
 
 def test_every_model_call_has_an_id_a_start_and_a_duration_in_both_modes():
@@ -120,12 +124,15 @@ def test_every_model_call_has_an_id_a_start_and_a_duration_in_both_modes():
     native, step, seen = asyncio.run(run())
     for traj in (native, step):
         [call] = traj.model_calls
-        assert len(call.id) == 32 and traj.timing.started <= call.started <= traj.timing.ended
+        assert len(call.id) == 32
+        assert traj.timing.started <= call.started <= traj.timing.ended
         assert 0.02 <= call.duration_s <= traj.timing.seconds
         sent, back = (
             e for e in seen.events if e.trajectory_id == traj.id and type(e) in (ModelCallStarted, ModelCallEnded)
         )
-        assert sent.call_id == back.call_id == call.id and back.call == call and sent.started == call.started
+        assert sent.call_id == back.call_id == call.id
+        assert back.call == call
+        assert sent.started == call.started
     assert native.model_calls[0].id != step.model_calls[0].id
 
 
@@ -140,16 +147,20 @@ def test_a_failed_model_call_ends_with_its_error():
             return traj, seen
 
     traj, seen = asyncio.run(run())
-    assert traj.status is Status.INFRA_ERROR and traj.model_calls == ()
+    assert traj.status is Status.INFRA_ERROR
+    assert traj.model_calls == ()
     sent, failed = (e for e in seen.events if isinstance(e, ModelCallStarted | ModelCallEnded))
-    assert failed.call is None and failed.call_id == sent.call_id and failed.error.startswith("InfraFailure: ")
+    assert failed.call is None
+    assert failed.call_id == sent.call_id
+    assert failed.error.startswith("InfraFailure: ")
 
 
 def test_a_step_mode_tool_action_is_a_tool_call_with_its_name_arguments_and_result():
     env = ToolArithEnvironment()
     traj = env.rollout("reference", task="add/0/1")
     a, b = env.operands("add/0/1")
-    assert traj.status is Status.OK and traj.score == 1.0
+    assert traj.status is Status.OK
+    assert traj.score == 1.0
     [call] = traj.tool_calls
     assert (call.name, call.arguments, call.result, call.error, call.step) == (
         "add",
@@ -158,12 +169,15 @@ def test_a_step_mode_tool_action_is_a_tool_call_with_its_name_arguments_and_resu
         None,
         0,
     )
-    assert traj.timing.started <= call.started <= traj.timing.ended and call.duration_s >= 0
+    assert traj.timing.started <= call.started <= traj.timing.ended
+    assert call.duration_s >= 0
     # A call the tool refuses is recorded with the error that ended the episode.
     refused = env.rollout(lambda observation: {"name": "mul", "arguments": {}}, task="add/0/1")
     [bad] = refused.tool_calls
-    assert refused.status is Status.POLICY_ERROR and bad.result is None
-    assert bad.name == "mul" and bad.error == f"PolicyFailure: {refused.error.split(': ', 1)[1]}"
+    assert refused.status is Status.POLICY_ERROR
+    assert bad.result is None
+    assert bad.name == "mul"
+    assert bad.error == f"PolicyFailure: {refused.error.split(': ', 1)[1]}"
 
 
 def test_an_environment_without_tools_is_never_asked_about_them():
@@ -174,7 +188,8 @@ def test_an_environment_without_tools_is_never_asked_about_them():
             return session
 
     traj = Asked("arith:add", size=1, seed=0).rollout("reference")
-    assert traj.status is Status.OK and traj.tool_calls == ()
+    assert traj.status is Status.OK
+    assert traj.tool_calls == ()
 
 
 def test_a_native_loops_tool_messages_are_tool_calls_matched_to_the_reply_that_asked():
@@ -191,7 +206,8 @@ def test_a_native_loops_tool_messages_are_tool_calls_matched_to_the_reply_that_a
         str(a * b),
         None,
     )
-    assert call.model_call_id == asked.id and call.started == asked.started + asked.duration_s
+    assert call.model_call_id == asked.id
+    assert call.started == asked.started + asked.duration_s
     assert call.started + call.duration_s == answered.started  # seen when the request carrying it came
     [event] = (e for e in seen.events if isinstance(e, ToolCalled))
     assert event.tool_call == call
@@ -220,7 +236,8 @@ def test_a_tool_call_never_answered_is_recorded_with_an_error():
             return ModelCall(messages=request.messages, response={"role": "assistant", "tool_calls": tool_calls})
 
         async with RecordingProxy() as proxy, proxy.episode(responder=ask, recorder=recorder) as route:
-            assert route.id == recorder.id and route.base_url.endswith(f"/e/{recorder.id}/v1")
+            assert route.id == recorder.id
+            assert route.base_url.endswith(f"/e/{recorder.id}/v1")
             client = openai.AsyncOpenAI(base_url=route.base_url, api_key="unused", max_retries=0)
             await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "2*3?"}])
             await client.close()
@@ -257,7 +274,8 @@ def test_the_observer_sees_a_step_episode_in_order():
             return traj, seen
 
     traj, seen = asyncio.run(run())
-    assert traj.status is Status.OK and traj.score == 1.0
+    assert traj.status is Status.OK
+    assert traj.score == 1.0
     assert seen.kinds() == ["start", "call", "reply", "tool", "step", "call", "reply", "step", "end"]
     steps = [e for e in seen.events if isinstance(e, StepTaken)]
     assert [(e.index, e.step) for e in steps] == list(enumerate(traj.steps))
@@ -267,7 +285,8 @@ def test_the_observer_sees_a_step_episode_in_order():
 def test_a_synchronous_rollout_without_a_loop_publishes_the_same_events():
     seen = Everything()
     traj = ArithEnvironment("arith:add", size=2, seed=0).rollout(lambda observation: "0", observers=[seen])
-    assert seen.kinds(traj.id) == ["start", "step", "end"] and seen.events[-1].trajectory is traj
+    assert seen.kinds(traj.id) == ["start", "step", "end"]
+    assert seen.events[-1].trajectory is traj
 
 
 def test_an_observer_that_raises_loses_no_episode_and_is_reported_once(tmp_path, caplog):
@@ -293,7 +312,8 @@ def test_an_observer_that_raises_loses_no_episode_and_is_reported_once(tmp_path,
     assert after.kinds().count("end") == 3  # the observer after the broken one still saw everything
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     [warning] = warnings  # nine failures, one warning: a broken observer does not flood the log
-    assert "<Broken>" in warning.getMessage() and warning.exc_info[0] is RuntimeError
+    assert "<Broken>" in warning.getMessage()
+    assert warning.exc_info[0] is RuntimeError
     assert sum(r.levelno == logging.DEBUG for r in caplog.records) == 8
 
 
@@ -302,7 +322,8 @@ def test_the_sink_writes_each_episode_exactly_once_even_when_also_passed_as_an_o
     with JsonlSink(tmp_path / "t.jsonl") as sink:
         trajs = env.rollouts("reference", 4, n=2, sink=sink, observers=[sink])
     lines = [orjson.loads(line)["id"] for line in (tmp_path / "t.jsonl").read_bytes().splitlines()]
-    assert len(lines) == 8 and sorted(lines) == sorted(t.id for t in trajs)
+    assert len(lines) == 8
+    assert sorted(lines) == sorted(t.id for t in trajs)
 
 
 def test_an_essential_observer_that_fails_stops_the_run(tmp_path):
@@ -334,4 +355,5 @@ def test_an_interrupted_episode_ends_once_and_is_written():
 
     with pytest.raises(KeyboardInterrupt):
         env.rollout(ctrl_c, observers=[seen])
-    assert seen.kinds() == ["start", "end"] and seen.events[-1].trajectory.status is Status.INTERRUPTED
+    assert seen.kinds() == ["start", "end"]
+    assert seen.events[-1].trajectory.status is Status.INTERRUPTED

@@ -56,7 +56,8 @@ def test_the_process_pool_plays_the_same_trajectories_each_exactly_once(registry
     env = load("arith:add?size=12", registry=registry)
     here = env.rollouts(policy, n=3, sink=tmp_path / "here.jsonl")
     there = env.rollouts(policy, n=3, sink=tmp_path / "there.jsonl", backend="process", workers=WORKERS)
-    assert _played(there) == _played(here) and len(there) == 36
+    assert _played(there) == _played(here)
+    assert len(there) == 36
     assert _groups(there) == _groups(here)
     assert {t.status for t in there} == {Status.OK}
     ids = [t.id for t in here + there]
@@ -115,7 +116,8 @@ def test_an_environment_rebuilt_from_its_spec_has_the_same_digest(registry):
     env = load("arith:add", registry=registry, config={"size": 7})
     spec = pickle.loads(pickle.dumps(env.source))
     again = spec.load()
-    assert again.digest == env.digest and again.task_ids() == env.task_ids()
+    assert again.digest == env.digest
+    assert again.task_ids() == env.task_ids()
     from_json = EnvironmentSpec.from_data(json.loads(json.dumps(env.source.to_data())))
     assert load(from_json).digest == env.digest
     assert load("arith:add", registry=registry).digest != env.digest  # the config is part of what was loaded
@@ -130,7 +132,8 @@ def test_installed_plugins_travel_as_none():
 
 def _one_sentence(exc_info, *names):
     message = str(exc_info.value)
-    assert message.count(". ") == 0 and message.endswith("."), message
+    assert message.count(". ") == 0, message
+    assert message.endswith("."), message
     for name in names:
         assert name in message, message
 
@@ -215,7 +218,8 @@ def test_a_user_mistake_in_an_episode_is_raised_the_same_from_a_worker(registry,
         env.rollouts("reference", tasks, concurrency=1)
     with pytest.raises(BadURIError) as there:
         env.rollouts("reference", tasks, concurrency=1, sink=tmp_path / "t.jsonl", backend="process", workers=1)
-    assert str(there.value) == str(here.value) and "add/0/99" in str(there.value)
+    assert str(there.value) == str(here.value)
+    assert "add/0/99" in str(there.value)
     assert [t.task_id for t in read_trajectories(tmp_path / "t.jsonl")] == ["add/0/0"]  # nothing new after it
 
 
@@ -226,9 +230,11 @@ def test_a_worker_that_dies_leaves_infra_errors_not_gaps(registry, monkeypatch, 
     sink = tmp_path / "t.jsonl"
     out = env.rollouts(fakes.exit_on_question, concurrency=1, sink=sink, backend="process", workers=WORKERS)
     by_task = {t.task_id: t for t in out}
-    assert sorted(by_task) == sorted(env.task_ids()) and len(out) == 10  # every episode, exactly once
+    assert sorted(by_task) == sorted(env.task_ids())
+    assert len(out) == 10
     killed = by_task["add/0/3"]
-    assert killed.status is Status.INFRA_ERROR and killed.judgment is None
+    assert killed.status is Status.INFRA_ERROR
+    assert killed.judgment is None
     assert "exited with code 7" in killed.error
     lost = [t for t in out if t.status is Status.INFRA_ERROR]
     assert len(lost) <= 2  # at most the dead worker's window (concurrency + 1); the survivor played the rest
@@ -243,7 +249,8 @@ def test_when_every_worker_dies_the_run_says_what_was_not_played(registry, monke
     with pytest.raises(WorkerLostError) as caught:
         env.rollouts(fakes.exit_on_question, concurrency=1, sink=sink, backend="process", workers=1)
     recorded = list(read_trajectories(sink))
-    assert recorded and {t.status for t in recorded} == {Status.INFRA_ERROR}
+    assert recorded
+    assert {t.status for t in recorded} == {Status.INFRA_ERROR}
     assert f"{len(recorded)} episode(s) under way there are recorded as infra_error" in str(caught.value)
     assert f"{10 - len(recorded)} episode(s) were not played" in str(caught.value)
 
@@ -288,9 +295,11 @@ def test_ctrl_c_stops_the_workers_and_keeps_what_they_played(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == -signal.SIGINT and "KeyboardInterrupt" in stderr
+    assert proc.returncode == -signal.SIGINT
+    assert "KeyboardInterrupt" in stderr
     for pid in workers:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     recorded = list(read_trajectories(sink))
-    assert len(recorded) == 4 and {t.status for t in recorded} == {Status.INTERRUPTED}
+    assert len(recorded) == 4
+    assert {t.status for t in recorded} == {Status.INTERRUPTED}

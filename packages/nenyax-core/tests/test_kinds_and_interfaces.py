@@ -34,22 +34,23 @@ def test_every_kind_has_a_hookspec_and_every_hookspec_a_kind():
     assert specs == {kind.hook for kind in KINDS.values()}
     for kind in KINDS.values():
         doc = inspect.getdoc(getattr(hookspecs, kind.hook))
-        assert doc and kind.interface.partition(":")[0] in doc, f"{kind.hook}'s docstring names its interface"
+        assert doc, f"{kind.hook}'s docstring names its interface"
+        assert kind.interface.partition(":")[0] in doc, f"{kind.hook}'s docstring names its interface"
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_every_kind_states_the_one_factory_convention(kind):
     row = KINDS[kind]
     assert FACTORY_CONVENTION == "factory(**options) -> instance"
-    assert row.factory_signature.startswith("factory(") and "**options) -> " in row.factory_signature
+    assert row.factory_signature.startswith("factory(")
+    assert "**options) -> " in row.factory_signature
     assert row.factory_signature.endswith(row.interface.partition(":")[2])
     # The hookspec's docstring (the spec) gives the same call, with the kind's standard options.
     doc = " ".join(inspect.getdoc(getattr(hookspecs, row.hook)).split())
     call = "factory(" + "".join(f"{o}=..., " for o in row.options) + "**options)"
     assert f"``{call}``" in doc, f"{row.hook} does not state {call}"
-    assert "FACTORY_CONVENTION" in inspect.getdoc(hookspecs) and "factory(**options) -> instance" in inspect.getdoc(
-        hookspecs
-    )
+    assert "FACTORY_CONVENTION" in inspect.getdoc(hookspecs)
+    assert "factory(**options) -> instance" in inspect.getdoc(hookspecs)
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -68,8 +69,10 @@ def test_every_interface_and_capability_resolves_to_a_documented_protocol(kind):
 
 
 def test_a_judge_declares_what_it_judges_and_has_those_methods():
-    assert implements("judge", ReturnJudge()) and declared(ReturnJudge()) == {"trajectory"}
-    assert implements("judge", LengthJudge()) and declared(LengthJudge()) == {"answer"}
+    assert implements("judge", ReturnJudge())
+    assert declared(ReturnJudge()) == {"trajectory"}
+    assert implements("judge", LengthJudge())
+    assert declared(LengthJudge()) == {"answer"}
     assert not implements("judge", object())
     assert missing("judge", ClaimsTrajectoryJudge()) == (
         "declares 'trajectory' but lacks its methods (nenyax.core.plugins.judge:TrajectoryJudge)"
@@ -92,8 +95,10 @@ def test_a_caller_names_the_capability_it_needs_and_a_judge_without_it_is_one_se
 
 
 def test_an_adapter_declares_listing_like_any_capability():
-    assert declared(ArithAdapter()) == frozenset() and implements("adapter", ArithAdapter())
-    assert declared(ListingArithAdapter()) == {"listing"} and implements("adapter", ListingArithAdapter())
+    assert declared(ArithAdapter()) == frozenset()
+    assert implements("adapter", ArithAdapter())
+    assert declared(ListingArithAdapter()) == {"listing"}
+    assert implements("adapter", ListingArithAdapter())
     assert not implements("adapter", ClaimsListingAdapter())
 
 
@@ -134,7 +139,8 @@ def test_a_learner_only_ever_sees_trainable_trajectories():
     assert update(Recorder(), [group, only_failures]) == {"loss": 1.0}
     assert seen == [Status.OK, Status.POLICY_ERROR]
     seen.clear()
-    assert update(Recorder(), [only_failures]) == {} and seen == []
+    assert update(Recorder(), [only_failures]) == {}
+    assert seen == []
 
 
 def test_a_sandbox_spec_names_one_source_and_sane_limits(tmp_path):
@@ -162,7 +168,11 @@ def test_the_local_sandbox_keeps_a_non_zero_exit_as_data_and_kills_a_command_pas
         return image, failed, slow, read
 
     image, failed, slow, read = asyncio.run(run())
-    assert isinstance(failed, ExecResult) and failed.exit_code == 3 and not failed.ok
-    assert slow.timed_out and slow.duration < 3
-    assert read.stdout == "hi" and (tmp_path / "out.txt").read_text() == "hi"
+    assert isinstance(failed, ExecResult)
+    assert failed.exit_code == 3
+    assert not failed.ok
+    assert slow.timed_out
+    assert slow.duration < 3
+    assert read.stdout == "hi"
+    assert (tmp_path / "out.txt").read_text() == "hi"
     assert image.digest.startswith("sha256:")

@@ -59,7 +59,8 @@ def test_the_sound_fake_passes_every_check_that_applies_and_says_why_the_others_
 def test_each_check_catches_its_flaw(check_id, factory):
     outcome = _report(AdapterPlugin(factory=factory))[check_id]
     assert outcome.verdict is Verdict.FAILED, f"{check_id} did not catch {factory}: {outcome.verdict} {outcome.reason}"
-    assert outcome.findings and not outcome.reason
+    assert outcome.findings
+    assert not outcome.reason
 
 
 def test_a_capability_the_adapter_declares_gates_its_check_in():
@@ -70,7 +71,9 @@ def test_a_capability_the_adapter_declares_gates_its_check_in():
 def test_a_check_that_crashes_is_an_error_with_the_traceback_line_never_a_finding():
     outcomes = _report(AdapterPlugin(factory="nenyax.testing.fakes:CrashingExamplesAdapter"))
     crashed = outcomes["adapter/examples-load"]
-    assert crashed.verdict is Verdict.ERROR and not crashed.failed() and crashed.findings == ()
+    assert crashed.verdict is Verdict.ERROR
+    assert not crashed.failed()
+    assert crashed.findings == ()
     assert crashed.reason.startswith("RuntimeError: examples are not ready (at fakes.py:")
     assert not crashed.ok()  # a crash still stands against the plugin in a report
     report = Report(kind="adapter", name="arith", outcomes=tuple(outcomes.values()))
@@ -116,7 +119,8 @@ def test_the_entry_point_must_be_named_after_its_distribution():
 
     assert outcome("adapters-arith").verdict is Verdict.PASSED
     wrong = outcome("arith")
-    assert wrong.verdict is Verdict.FAILED and "name it 'adapters-arith'" in wrong.findings[0].message
+    assert wrong.verdict is Verdict.FAILED
+    assert "name it 'adapters-arith'" in wrong.findings[0].message
 
 
 def test_a_distribution_shipping_a_namespace_init_is_caught(tmp_path, monkeypatch):
@@ -145,7 +149,8 @@ def _common(kind, factory, options=None):
 def test_the_common_checks_pass_a_sound_judge_and_provider():
     for kind, factory in [("judge", "LengthJudge"), ("provider", "EchoProvider")]:
         outcomes = _common(kind, f"nenyax.testing.fakes:{factory}")
-        assert set(outcomes) == {c.id for c in common_checks(kind)} and f"{kind}/factory-returns-{kind}" in outcomes
+        assert set(outcomes) == {c.id for c in common_checks(kind)}
+        assert f"{kind}/factory-returns-{kind}" in outcomes
         verdicts = {cid: o.verdict for cid, o in outcomes.items()}
         assert verdicts.pop(f"{kind}/entry-point-named-after-distribution") is Verdict.SKIPPED
         assert set(verdicts.values()) == {Verdict.PASSED}, outcomes
@@ -162,7 +167,8 @@ def test_the_common_checks_pass_a_sound_judge_and_provider():
 )
 def test_the_common_checks_catch_each_kinds_flaw(kind, factory, check, said):
     outcome = _common(kind, f"nenyax.testing.fakes:{factory}")[check]
-    assert outcome.verdict is Verdict.FAILED and said in outcome.findings[0].message
+    assert outcome.verdict is Verdict.FAILED
+    assert said in outcome.findings[0].message
 
 
 def test_a_subject_builds_its_plugin_with_the_options_it_is_given():
@@ -170,7 +176,8 @@ def test_a_subject_builds_its_plugin_with_the_options_it_is_given():
     assert Subject("judge", "length", registry, installed=False, options={"size": 2}).instance().size == 2
     outcomes = _common("judge", "nenyax.testing.fakes:LengthJudge", options={"sise": 2})
     taken = outcomes["judge/factory-takes-options"]
-    assert taken.verdict is Verdict.FAILED and "takes no option 'sise'; it takes size" in taken.findings[0].message
+    assert taken.verdict is Verdict.FAILED
+    assert "takes no option 'sise'; it takes size" in taken.findings[0].message
 
 
 def test_the_pytest_suite_fails_on_a_broken_adapter(pytester):

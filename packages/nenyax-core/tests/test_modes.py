@@ -26,7 +26,9 @@ def test_reference_drives_a_multi_turn_tool_call_and_every_call_is_recorded(regi
     env = load("toolmath:mul", registry=registry)
     traj = env.rollout("reference", task="mul/1")
     a, b = operands("mul/1")
-    assert traj.mode is Mode.ROLLOUT and traj.status is Status.OK and traj.score == 1.0
+    assert traj.mode is Mode.ROLLOUT
+    assert traj.status is Status.OK
+    assert traj.score == 1.0
     first, second = traj.model_calls
     assert first.response["tool_calls"][0]["function"]["name"] == "multiply"
     assert first.tools[0]["function"]["name"] == "multiply"
@@ -46,7 +48,9 @@ def test_a_function_of_the_messages_can_call_tools_too(registry):
         return {"tool_calls": [{"id": "c1", "type": "function", "function": call}]}
 
     traj = env.rollout(agent, task="mul/2")
-    assert traj.status is Status.OK and traj.score == 1.0 and len(traj.model_calls) == 2
+    assert traj.status is Status.OK
+    assert traj.score == 1.0
+    assert len(traj.model_calls) == 2
     assert traj.policy.kind == "callable"
 
 
@@ -59,9 +63,11 @@ def test_an_endpoint_is_forwarded_and_its_token_ids_and_logprobs_recorded(regist
             return await env.arollout(endpoint, task="mul/0")
 
     traj = asyncio.run(run())
-    assert traj.status is Status.OK and traj.score == 1.0
+    assert traj.status is Status.OK
+    assert traj.score == 1.0
     (call,) = traj.model_calls
-    assert call.provider == "openai" and traj.policy.name == "openai:scripted"
+    assert call.provider == "openai"
+    assert traj.policy.name == "openai:scripted"
     assert bytes(call.completion_token_ids) == call.response["content"].encode()
     assert call.logprobs == (-0.5,) * len(call.completion_token_ids)
 
@@ -76,9 +82,13 @@ def test_a_failing_policy_is_scored_0_and_a_failing_server_never_scored(registry
         raise InfraFailure("the model server is gone")
 
     failed = env.rollout(broken, task="mul/0")
-    assert failed.status is Status.POLICY_ERROR and failed.score == 0.0 and "deliberate" in failed.error
+    assert failed.status is Status.POLICY_ERROR
+    assert failed.score == 0.0
+    assert "deliberate" in failed.error
     down = env.rollout(outage, task="mul/0")
-    assert down.status is Status.INFRA_ERROR and down.judgment is None and "gone" in down.error
+    assert down.status is Status.INFRA_ERROR
+    assert down.judgment is None
+    assert "gone" in down.error
 
 
 def test_a_native_loop_that_hangs_times_out(registry):
@@ -88,7 +98,8 @@ def test_a_native_loop_that_hangs_times_out(registry):
         await asyncio.sleep(30)
 
     traj = env.rollout(slow, task="mul/0", timeout=0.2)
-    assert traj.status is Status.TIMEOUT and traj.judgment is None
+    assert traj.status is Status.TIMEOUT
+    assert traj.judgment is None
 
 
 def test_groups_share_task_and_policy(registry):
@@ -96,8 +107,10 @@ def test_groups_share_task_and_policy(registry):
     groups = env.groups("random", tasks=2, n=3)
     assert [g.task_id for g in groups] == ["mul/0", "mul/1"]
     for group in groups:
-        assert len(group.trajectories) == 3 and {t.task_id for t in group.trajectories} == {group.task_id}
-        assert group.policy.name == "random" and len({t.group_id for t in group.trajectories}) == 1
+        assert len(group.trajectories) == 3
+        assert {t.task_id for t in group.trajectories} == {group.task_id}
+        assert group.policy.name == "random"
+        assert len({t.group_id for t in group.trajectories}) == 1
 
 
 def test_concurrent_sessions_is_honoured():
@@ -109,7 +122,8 @@ def test_concurrent_sessions_is_honoured():
     free.rollouts(slow_reply, tasks=6, concurrency=6)
     serial = ToolMathEnvironment("toolmath:mul", size=6, concurrent=False)
     serial.rollouts(slow_reply, tasks=6, concurrency=6)
-    assert serial.most_active == 1 and free.most_active > 1
+    assert serial.most_active == 1
+    assert free.most_active > 1
 
 
 def test_check_reaches_audited_in_rollout_mode(registry):
@@ -125,11 +139,17 @@ def test_task_mode_runs_the_harness_agents_in_a_sandbox(registry, shelltask):
     env = load(shelltask, registry=registry)
     solved = env.rollout("reference", task="world")
     idle = env.rollout("null", task="world")
-    assert solved.mode is Mode.TASK and solved.score == 1.0 and solved.agent == "reference"
-    assert idle.score == 0.0 and idle.status is Status.OK and idle.agent == "null"
+    assert solved.mode is Mode.TASK
+    assert solved.score == 1.0
+    assert solved.agent == "reference"
+    assert idle.score == 0.0
+    assert idle.status is Status.OK
+    assert idle.agent == "null"
     assert solved.info["image"].startswith("sha256:")
     model = env.rollout(lambda messages: "echo world > answer.txt", task="world")
-    assert model.agent == "model" and model.score == 1.0 and len(model.model_calls) == 1
+    assert model.agent == "model"
+    assert model.score == 1.0
+    assert len(model.model_calls) == 1
 
 
 def test_check_reaches_audited_in_task_mode(registry, shelltask):
@@ -148,5 +168,6 @@ class _InfoNamingSample(ToolMathEnvironment):
 def test_a_native_environment_s_info_is_its_own_and_never_overwrites_the_sample():
     env = _InfoNamingSample("toolmath:mul")
     trajs = env.rollouts("reference", ["mul/0"], n=2)
-    assert sorted(t.sample for t in trajs) == [0, 1] and {t.agent for t in trajs} == {"model"}
+    assert sorted(t.sample for t in trajs) == [0, 1]
+    assert {t.agent for t in trajs} == {"model"}
     assert all(t.info == {"sample": 99, "agent": "its harness"} for t in trajs)

@@ -50,8 +50,10 @@ def test_records_text_token_ids_and_logprobs(stream):
     if not stream:
         assert bytes(call.completion_token_ids).decode() == "héllo"
         assert call.logprobs == (-0.5,) * len("héllo".encode())
-        assert call.prompt_token_ids == (1, 2, 3) and call.fingerprint == "scripted-1"
-        assert call.params == {"temperature": 0.5} and call.usage["completion_tokens"] == 6
+        assert call.prompt_token_ids == (1, 2, 3)
+        assert call.fingerprint == "scripted-1"
+        assert call.params == {"temperature": 0.5}
+        assert call.usage["completion_tokens"] == 6
 
 
 async def _streamed(base_url):
@@ -64,7 +66,8 @@ async def _streamed(base_url):
             provider = OpenAIProvider(base_url=route.base_url, stream=True)
             call = await provider.complete(REQUEST)
         assert bytes(call.completion_token_ids).decode() == "héllo"
-        assert call.logprobs == (-0.5,) * 6 and call.prompt_token_ids == (1, 2, 3)
+        assert call.logprobs == (-0.5,) * 6
+        assert call.prompt_token_ids == (1, 2, 3)
         return call
 
 
@@ -86,7 +89,8 @@ def test_retries_429_honouring_retry_after_then_succeeds():
             await runner.cleanup()
 
     call = run(main())
-    assert len(arrivals) == 3 and call.response["content"] == "ok"
+    assert len(arrivals) == 3
+    assert call.response["content"] == "ok"
     assert [later - earlier >= 0.2 for earlier, later in itertools.pairwise(arrivals)] == [True, True]
 
 
@@ -191,7 +195,8 @@ def test_one_connection_pool_per_loop_until_aclose():
 
     run(main())
     # Sequential calls reuse one kept-alive connection (a pool per call would open five); aclose closed it.
-    assert len(set(peers[:5])) == 1 and peers[5] != peers[0]
+    assert len(set(peers[:5])) == 1
+    assert peers[5] != peers[0]
 
 
 def test_endpoint_records_calls_in_the_trajectory():
@@ -202,10 +207,14 @@ def test_endpoint_records_calls_in_the_trajectory():
             return await env.arollout(endpoint, task="add/0/0")
 
     traj = run(main())
-    assert traj.status is Status.OK and traj.policy.kind == "endpoint" and traj.policy.model == "scripted"
+    assert traj.status is Status.OK
+    assert traj.policy.kind == "endpoint"
+    assert traj.policy.model == "scripted"
     [call] = traj.model_calls
-    assert call.completion_token_ids == tuple(b"7") and call.params == {"temperature": 0.0}
-    assert traj.steps[0].text == "7" and [m["role"] for m in traj.messages] == ["user", "assistant"]
+    assert call.completion_token_ids == tuple(b"7")
+    assert call.params == {"temperature": 0.0}
+    assert traj.steps[0].text == "7"
+    assert [m["role"] for m in traj.messages] == ["user", "assistant"]
 
 
 def test_1000_episodes_under_20_percent_faults_lose_nothing_and_score_no_infra_failure(tmp_path):
@@ -226,14 +235,18 @@ def test_1000_episodes_under_20_percent_faults_lose_nothing_and_score_no_infra_f
     trajs, injected = run(main())
     assert set(injected) == {"429", "500", "reset", "slow", "truncated"}
     recorded = list(read_trajectories(sink))
-    assert len(trajs) == len(recorded) == 1000 and len({t.task_id for t in recorded}) == 1000
+    assert len(trajs) == len(recorded) == 1000
+    assert len({t.task_id for t in recorded}) == 1000
     statuses = {t.status for t in recorded}
-    assert statuses <= {Status.OK, Status.INFRA_ERROR} and Status.OK in statuses
+    assert statuses <= {Status.OK, Status.INFRA_ERROR}
+    assert Status.OK in statuses
     for t in recorded:
         if t.status is Status.INFRA_ERROR:
-            assert t.judgment is None and "kept failing" in t.error
+            assert t.judgment is None
+            assert "kept failing" in t.error
         else:
-            assert t.judgment is not None and len(t.model_calls) == 1
+            assert t.judgment is not None
+            assert len(t.model_calls) == 1
 
 
 def test_endpoint_from_config_and_its_mistakes():
@@ -266,12 +279,16 @@ def test_stream_assembler_joins_content_tool_calls_and_token_ids():
     from nenyax.core.models.openai_wire import parse_response
 
     call = parse_response(data, REQUEST, where="test", provider="openai")
-    assert assembler.done and call.response["content"] == "Hey"
+    assert assembler.done
+    assert call.response["content"] == "Hey"
     assert call.response["tool_calls"] == [
         {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a":1}'}}
     ]
-    assert call.completion_token_ids == (5, 6) and call.prompt_token_ids == (1, 2) and call.logprobs == (-0.1, -0.2)
-    assert call.finish_reason == "tool_calls" and call.usage == {"prompt_tokens": 2, "completion_tokens": 2}
+    assert call.completion_token_ids == (5, 6)
+    assert call.prompt_token_ids == (1, 2)
+    assert call.logprobs == (-0.1, -0.2)
+    assert call.finish_reason == "tool_calls"
+    assert call.usage == {"prompt_tokens": 2, "completion_tokens": 2}
 
 
 def test_a_base_url_that_cannot_work_is_a_user_error():
@@ -303,17 +320,22 @@ def test_odd_servers_are_infra_failures_not_policy_failures(reply, fragment):
             await runner.cleanup()
 
     traj = run(main())
-    assert traj.status is Status.INFRA_ERROR and traj.judgment is None and fragment in traj.error
+    assert traj.status is Status.INFRA_ERROR
+    assert traj.judgment is None
+    assert fragment in traj.error
 
 
 def test_a_malformed_stream_chunk_is_an_infra_failure():
     from nenyax.core.models.openai_wire import StreamAssembler, parse_sse_line
 
-    for line in (b"data: 5", b'data: {"choices":[{"delta":{"content":5}}]}'):
+    def read(line):  # the chunk is refused as it is parsed or, at the latest, when the reply is assembled
         assembler = StreamAssembler()
+        parse_sse_line(line, assembler, "test")
+        assembler.result()
+
+    for line in (b"data: 5", b'data: {"choices":[{"delta":{"content":5}}]}'):
         with pytest.raises(InfraFailure, match="malformed"):
-            parse_sse_line(line, assembler, "test")
-            assembler.result()
+            read(line)
 
 
 def test_no_key_for_openais_own_api_fails_at_once(monkeypatch):
@@ -331,7 +353,8 @@ def test_a_host_that_does_not_resolve_fails_without_retrying():
     began = time.monotonic()
     with pytest.raises(UsageError, match=r"'nenyax-test\.invalid' .* does not resolve"):
         run(provider.complete(REQUEST))
-    assert retries == [] and time.monotonic() - began < 5
+    assert retries == []
+    assert time.monotonic() - began < 5
 
 
 def test_retries_are_reported_as_they_happen(caplog):
@@ -346,7 +369,9 @@ def test_retries_are_reported_as_they_happen(caplog):
 
     with caplog.at_level("WARNING", logger="nenyax.models.openai"):
         seen = run(main())
-    assert len(seen) == 2 and "failed attempt 1 of 3 (HTTP 500" in seen[0] and "retrying in" in seen[0]
+    assert len(seen) == 2
+    assert "failed attempt 1 of 3 (HTTP 500" in seen[0]
+    assert "retrying in" in seen[0]
     assert [r.getMessage() for r in caplog.records if r.name == "nenyax.models.openai"] == seen
 
 

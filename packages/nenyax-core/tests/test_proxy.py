@@ -46,7 +46,8 @@ def test_chat_is_forwarded_and_recorded_with_token_ids(stream):
     assert text == "forty-two"
     [call] = calls
     assert call.messages == ({"role": "user", "content": "what is 6*7?"},)
-    assert call.completion_token_ids == tuple(b"forty-two") and call.params == {"temperature": 0.3}
+    assert call.completion_token_ids == tuple(b"forty-two")
+    assert call.params == {"temperature": 0.3}
     assert call.model == "scripted"  # forwarded as the endpoint's model, whatever the harness asked for
 
 
@@ -68,7 +69,8 @@ def test_in_process_function_answers_and_calls_are_attributed_per_episode():
     answers, calls_a, calls_b, proxy = run(main())
     assert answers == [("A:" if n % 2 else "B:") + str(n) for n in range(10)]
     assert sorted(c.messages[0]["content"] for c in calls_a) == ["1", "3", "5", "7", "9"]
-    assert len(calls_b) == 5 and proxy.routes == {}
+    assert len(calls_b) == 5
+    assert proxy.routes == {}
 
 
 def test_responses_models_and_completions_routes():
@@ -86,7 +88,8 @@ def test_responses_models_and_completions_routes():
     assert response.output_text == "forty-two"
     assert [m.id for m in models.data] == ["served-name"]
     assert plain.choices[0].text == "forty-two"
-    assert scored.choices[0].text.startswith("2+2=") and scored.choices[0].logprobs.token_logprobs[0] == -0.5
+    assert scored.choices[0].text.startswith("2+2=")
+    assert scored.choices[0].logprobs.token_logprobs[0] == -0.5
     assert [c.messages[0]["role"] for c in calls] == ["system", "user", "user"]
 
 
@@ -135,10 +138,14 @@ def test_failed_calls_are_classified_on_the_route():
             return routes, codes
 
     (flaky, crashes, fine), codes = run(main())
-    assert flaky.status() is Status.INFRA_ERROR and codes[flaky.id] == 502 and flaky.calls == []
-    assert crashes.status() is Status.POLICY_ERROR and codes[crashes.id] == 500
+    assert flaky.status() is Status.INFRA_ERROR
+    assert codes[flaky.id] == 502
+    assert flaky.calls == []
+    assert crashes.status() is Status.POLICY_ERROR
+    assert codes[crashes.id] == 500
     assert "the policy broke" in crashes.failures[0][1]
-    assert fine.status() is Status.OK and len(fine.calls) == 1
+    assert fine.status() is Status.OK
+    assert len(fine.calls) == 1
 
 
 def test_responses_refuses_malformed_input():

@@ -31,7 +31,9 @@ def _fixture(name):
 def test_a_next_minor_record_reads_what_it_knows():
     traj = serde.from_data(_fixture("trajectory_next_minor.json"), Trajectory)
     assert (traj.task_id, traj.sample, traj.group_id, traj.policy.revision) == ("add/0", 2, "g1", "r1")
-    assert traj.judgment.score == 1.0 and traj.steps[0].action == "5" and traj.model_calls[0].duration_s == 0.25
+    assert traj.judgment.score == 1.0
+    assert traj.steps[0].action == "5"
+    assert traj.model_calls[0].duration_s == 0.25
     assert traj.info == {"env_note": "kept"}
     assert traj.schema_version == SchemaVersion(1, 2)  # its own number: its fields travel with it
 
@@ -63,15 +65,18 @@ def test_unknown_fields_are_outside_equality():
     less = _fixture("trajectory_next_minor.json")
     del less["cost_usd"], less["judgment"]["rubric"], less["steps"][0]["latency_s"]
     a, b = serde.from_data(full, Trajectory), serde.from_data(less, Trajectory)
-    assert a == b and a.unknown_fields != b.unknown_fields  # equal in every field this version knows
+    assert a == b
+    assert a.unknown_fields != b.unknown_fields
 
 
 def test_a_next_major_record_is_refused_naming_the_release_to_install():
     with pytest.raises(UsageError) as refused:
         serde.from_data(_fixture("trajectory_next_major.json"), Trajectory)
     message = str(refused.value)
-    assert message.count(". ") == 0 and message.endswith(".")  # one sentence
-    assert "schema version 2.0" in message and "reads 1.x only" in message
+    assert message.count(". ") == 0
+    assert message.endswith(".")
+    assert "schema version 2.0" in message
+    assert "reads 1.x only" in message
     assert "pip install 'nenyax-core>=0.9'" in message
 
 
@@ -98,12 +103,14 @@ def test_a_version_that_is_not_major_minor_is_one_sentence():
 
 def test_a_1_0_record_reads_with_sample_and_agent_moved_out_of_info():
     data = _fixture("trajectory_1_0.json")
-    assert data["schema_version"] == 1 and data["info"]["sample"] == 2  # as 1.0 wrote them
+    assert data["schema_version"] == 1
+    assert data["info"]["sample"] == 2
     traj = serde.from_data(data, Trajectory)
     assert (traj.sample, traj.agent, traj.info) == (2, "reference", {"env_note": "kept"})
     assert traj.schema_version == SCHEMA_VERSION  # migrated: written back in this layout
     again = orjson.loads(serde.dumps(traj))
-    assert again["schema_version"] == str(SCHEMA_VERSION) and (again["sample"], again["agent"]) == (2, "reference")
+    assert again["schema_version"] == str(SCHEMA_VERSION)
+    assert (again["sample"], again["agent"]) == (2, "reference")
     assert serde.from_data(again, Trajectory) == traj
 
 
@@ -111,13 +118,16 @@ def test_an_environment_info_key_named_sample_is_the_environment_s_in_a_1_1_reco
     data = {**_fixture("trajectory_next_minor.json"), "schema_version": "1.1"}
     data["info"] = {"sample": 99, "agent": "its own"}
     traj = serde.from_data(data, Trajectory)
-    assert traj.sample == 2 and traj.agent is None and traj.info == {"sample": 99, "agent": "its own"}
+    assert traj.sample == 2
+    assert traj.agent is None
+    assert traj.info == {"sample": 99, "agent": "its own"}
 
 
 def test_the_retired_token_level_claim_is_kept_as_an_unknown_field():
     data = {**serde.to_data(Capabilities(seeded=True)), "token_level": True}
     caps = serde.from_data(data, Capabilities)
-    assert caps == Capabilities(seeded=True) and caps.unknown_fields == {"token_level": True}
+    assert caps == Capabilities(seeded=True)
+    assert caps.unknown_fields == {"token_level": True}
     assert serde.to_data(caps)["token_level"] is True
 
 
@@ -127,9 +137,11 @@ def test_a_summary_keeps_unknown_fields_and_reads_when_written_before_it_had_a_v
         samples=1, tasks=2, statuses={"ok": 2}, tokens_in=0, tokens_out=0,
     )  # fmt: skip
     data = orjson.loads(serde.dumps(summary))
-    assert data["ci95"] == [0.1, 0.9] and data["schema_version"] == str(SCHEMA_VERSION)
+    assert data["ci95"] == [0.1, 0.9]
+    assert data["schema_version"] == str(SCHEMA_VERSION)
     old = {k: v for k, v in data.items() if k != "schema_version"}
     assert serde.from_data(old, Summary) == summary
     newer = {**data, "schema_version": "1.5", "cost": {"usd": 1}}
     back = serde.from_data(newer, Summary)
-    assert back.ci95 == (0.1, 0.9) and orjson.loads(serde.dumps(back)) == newer
+    assert back.ci95 == (0.1, 0.9)
+    assert orjson.loads(serde.dumps(back)) == newer

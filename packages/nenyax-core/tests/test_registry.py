@@ -39,7 +39,8 @@ def test_duplicate_names_name_both_distributions(monkeypatch):
     with pytest.raises(DuplicatePluginError) as info:
         registry.get("adapter", "arith")  # but refused on use
     message = str(info.value)
-    assert "nenyax-one 1.0" in message and "nenyax-two 2.0" in message
+    assert "nenyax-one 1.0" in message
+    assert "nenyax-two 2.0" in message
     assert "NENYAX_DISABLE_PLUGINS=two" in message
     assert [f.plugin for f in registry.failures] == ["two"]
     monkeypatch.setenv("NENYAX_STRICT_PLUGINS", "1")
@@ -135,7 +136,8 @@ def test_every_factory_is_called_as_factory_options_and_a_wrong_option_is_one_se
         ("adapters", AdapterPlugin(factory="nenyax.testing.fakes:NeedsAnOptionAdapter")),
         ("providers", KindPlugin("provider", "echo", "nenyax.testing.fakes:EchoProvider")),
     )
-    assert registry.create("judge", "length").size == 3 and registry.create("judge", "length", size=5).size == 5
+    assert registry.create("judge", "length").size == 3
+    assert registry.create("judge", "length", size=5).size == 5
     assert registry.create("provider", "echo", base_url="http://x", api_key="k").base_url == "http://x"
     with pytest.raises(UsageError, match=r"^The judge 'length' takes no option 'sise'; it takes size\.$"):
         registry.create("judge", "length", sise=5)

@@ -28,7 +28,8 @@ def test_builtin_policies_are_judged(env):
     ref, null, rand = (env.rollout(p, task="add/0/1") for p in ("reference", "null", "random"))
     assert (ref.status, ref.score, ref.judgment.passed) == (Status.OK, 1.0, True)
     assert (null.score, rand.score) == (0.0, 0.0)
-    assert ref.policy.kind == "reference" and ref.task_id == "add/0/1"
+    assert ref.policy.kind == "reference"
+    assert ref.task_id == "add/0/1"
     assert ref.manifest_digest == env.digest
 
 
@@ -50,8 +51,10 @@ def test_callable_policy_sees_the_native_observation(env):
         return str(a + b)
 
     traj = env.rollout(policy, task="add/0/2")
-    assert traj.score == 1.0 and seen == [traj.steps[0].observation]
-    assert traj.policy.kind == "callable" and "policy" in traj.policy.name
+    assert traj.score == 1.0
+    assert seen == [traj.steps[0].observation]
+    assert traj.policy.kind == "callable"
+    assert "policy" in traj.policy.name
 
 
 def test_async_callable_policy(env):
@@ -70,9 +73,13 @@ def test_policy_failure_is_scored_zero_and_infra_failure_is_not_scored(env):
         raise InfraFailure("server down")
 
     failed = env.rollout(broken)
-    assert failed.status is Status.POLICY_ERROR and failed.score == 0.0 and "bad policy" in failed.error
+    assert failed.status is Status.POLICY_ERROR
+    assert failed.score == 0.0
+    assert "bad policy" in failed.error
     infra = env.rollout(outage)
-    assert infra.status is Status.INFRA_ERROR and infra.judgment is None and infra.score is None
+    assert infra.status is Status.INFRA_ERROR
+    assert infra.judgment is None
+    assert infra.score is None
 
 
 class _BrokenStart(ArithEnvironment):
@@ -98,14 +105,18 @@ class _BrokenVerifier(ArithEnvironment):
 
 def test_env_and_verifier_failures_are_classified_and_keep_what_happened():
     started = _BrokenStart("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
-    assert started.status is Status.ENV_ERROR and started.judgment is None and "reset exploded" in started.error
+    assert started.status is Status.ENV_ERROR
+    assert started.judgment is None
+    assert "reset exploded" in started.error
     unreachable = _UnreachableStart("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
-    assert (
-        unreachable.status is Status.INFRA_ERROR and unreachable.judgment is None and "9 refused" in unreachable.error
-    )
+    assert unreachable.status is Status.INFRA_ERROR
+    assert unreachable.judgment is None
+    assert "9 refused" in unreachable.error
     judged = _BrokenVerifier("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
-    assert judged.status is Status.VERIFIER_ERROR and judged.judgment is None
-    assert len(judged.steps) == 1 and judged.steps[0].reward == 1.0
+    assert judged.status is Status.VERIFIER_ERROR
+    assert judged.judgment is None
+    assert len(judged.steps) == 1
+    assert judged.steps[0].reward == 1.0
 
 
 class _LostServer(ArithEnvironment):
@@ -115,7 +126,9 @@ class _LostServer(ArithEnvironment):
 
 def test_a_server_lost_before_the_episode_starts_is_infra_error_not_env_error():
     traj = _LostServer("arith:add", size=2, seed=0).rollout("reference", task="add/0/0")
-    assert traj.status is Status.INFRA_ERROR and traj.judgment is None and "127.0.0.1:9" in traj.error
+    assert traj.status is Status.INFRA_ERROR
+    assert traj.judgment is None
+    assert "127.0.0.1:9" in traj.error
 
 
 def test_unknown_task_is_a_user_error(env):
@@ -132,7 +145,8 @@ def test_timeout_status(env):
     slow = _never_answers
 
     traj = asyncio.run(env.arollout(slow, timeout=0.05))
-    assert traj.status is Status.TIMEOUT and traj.judgment is None
+    assert traj.status is Status.TIMEOUT
+    assert traj.judgment is None
 
 
 class _TextPolicy:
@@ -167,10 +181,13 @@ def test_text_policy_transcript_and_parse_failure():
     env = _StrictEnv("arith:add", size=2, seed=0)
     good = env.rollout(_TextPolicy(lambda messages: " 12 "), task="add/0/0")
     assert [m["role"] for m in good.messages] == ["user", "assistant"]
-    assert good.steps[0].text == " 12 " and good.status is Status.OK
+    assert good.steps[0].text == " 12 "
+    assert good.status is Status.OK
     bad = env.rollout(_TextPolicy(lambda messages: "twelve"), task="add/0/0")
-    assert bad.status is Status.POLICY_ERROR and bad.score == 0.0
-    assert bad.steps[0].text == "twelve" and "not a number" in bad.steps[0].info["error"]
+    assert bad.status is Status.POLICY_ERROR
+    assert bad.score == 0.0
+    assert bad.steps[0].text == "twelve"
+    assert "not a number" in bad.steps[0].info["error"]
 
 
 class _RetryingSession(ArithSession):
@@ -196,14 +213,18 @@ def test_a_retryable_parse_failure_is_a_turn_and_the_policy_is_asked_again():
     answer = env.rollout("reference", task="add/0/0").steps[0].action
     replies = iter(["twelve", "still no", f" {answer} "])
     traj = env.rollout(_TextPolicy(lambda messages: next(replies)), task="add/0/0")
-    assert traj.status is Status.OK and traj.score == 1.0
+    assert traj.status is Status.OK
+    assert traj.score == 1.0
     assert [s.text for s in traj.steps] == ["twelve", "still no", f" {answer} "]
     assert [s.action for s in traj.steps] == [None, None, answer]
-    assert traj.steps[0].info["retry"] is True and "not a number" in traj.steps[0].info["error"]
+    assert traj.steps[0].info["retry"] is True
+    assert "not a number" in traj.steps[0].info["error"]
     assert traj.steps[0].observation == {"recorded": traj.steps[2].observation}
     spent = env.rollout(_TextPolicy(lambda messages: "no"), task="add/0/0")
-    assert spent.status is Status.POLICY_ERROR and len(spent.steps) == 3
-    assert "retry" not in spent.steps[-1].info and all(isinstance(s.observation, dict) for s in spent.steps)
+    assert spent.status is Status.POLICY_ERROR
+    assert len(spent.steps) == 3
+    assert "retry" not in spent.steps[-1].info
+    assert all(isinstance(s.observation, dict) for s in spent.steps)
 
 
 def test_random_policy_is_reproducible_per_sample(env):
@@ -237,12 +258,15 @@ def test_rollouts_stream_groups_to_jsonl_with_bounded_concurrency(env, tmp_path)
         return "0"
 
     trajs = env.rollouts(policy, ["add/0/0", "add/0/1"], n=3, concurrency=2, sink=path)
-    assert len(trajs) == 6 and peak == 2
+    assert len(trajs) == 6
+    assert peak == 2
     groups = {t.task_id: {t2.group_id for t2 in trajs if t2.task_id == t.task_id} for t in trajs}
-    assert all(len(ids) == 1 for ids in groups.values()) and len({*groups["add/0/0"], *groups["add/0/1"]}) == 2
+    assert all(len(ids) == 1 for ids in groups.values())
+    assert len({*groups["add/0/0"], *groups["add/0/1"]}) == 2
     # With two workers the fourth episode starts only after two have finished, and each is written
     # before its worker takes the next: earlier episodes were on disk while later ones ran.
-    assert lines_seen[3:] and min(lines_seen[3:]) >= 2
+    assert lines_seen[3:]
+    assert min(lines_seen[3:]) >= 2
     assert sorted(t.id for t in read_trajectories(path)) == sorted(t.id for t in trajs)
 
 
@@ -270,7 +294,8 @@ def test_reader_refuses_a_damaged_middle_line(env, tmp_path):
 def test_run_dir_records_the_manifest(env, tmp_path):
     run = new_run_dir(tmp_path, env.manifest, {"policy": "reference"})
     config = read_config(run)
-    assert config.manifest_digest == env.digest and config.settings["policy"] == "reference"
+    assert config.manifest_digest == env.digest
+    assert config.settings["policy"] == "reference"
     assert new_run_dir(tmp_path, env.manifest) != run
 
 
@@ -307,9 +332,13 @@ def _env_with(session_cls):
 
 def test_adapter_bugs_in_the_text_codec_are_env_errors():
     render = _env_with(_CodecBug).rollout(_TextPolicy(lambda m: "1"))
-    assert render.status is Status.ENV_ERROR and render.judgment is None and "template" in render.error
+    assert render.status is Status.ENV_ERROR
+    assert render.judgment is None
+    assert "template" in render.error
     parse = _env_with(_ParserBug).rollout(_TextPolicy(lambda m: "1"))
-    assert parse.status is Status.ENV_ERROR and parse.steps[0].text == "1" and "parser bug" in parse.error
+    assert parse.status is Status.ENV_ERROR
+    assert parse.steps[0].text == "1"
+    assert "parser bug" in parse.error
 
 
 def test_a_user_error_mid_episode_still_closes_the_session():
@@ -341,7 +370,8 @@ def test_one_failing_episode_lets_the_others_finish_and_be_written(tmp_path):
     with pytest.raises(UsageError, match="stop the run"):
         env.rollouts(policy, 8, concurrency=4, sink=sink)
     written = list(read_trajectories(sink))
-    assert len(written) == 2 and all(t.status is Status.OK for t in written)
+    assert len(written) == 2
+    assert all(t.status is Status.OK for t in written)
 
 
 def test_timeout_through_the_public_api(env):
@@ -374,6 +404,7 @@ def test_tasks_that_are_neither_a_count_nor_a_list_fail_at_the_call():
 def test_a_policy_returning_the_wrong_action_type_is_a_policy_error(action, kind):
     env = ArithEnvironment("arith:add", size=3, seed=0)
     traj = env.rollout(lambda observation: action)
-    assert traj.status is Status.POLICY_ERROR and traj.score == 0.0
+    assert traj.status is Status.POLICY_ERROR
+    assert traj.score == 0.0
     assert traj.error == f"The policy returned {kind} where the environment takes a str."
     assert traj.steps[0].action is None  # never recorded (nor judged) as an answer

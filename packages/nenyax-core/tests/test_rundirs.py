@@ -102,7 +102,9 @@ def test_a_tally_in_any_order_gives_the_figures_worked_out_by_hand(env):
         assert summary.pass_at_k == pytest.approx({"1": (0.5 + 1 + 1) / 3, "2": 1.0})
         assert summary.statuses == {s.value: (6 if s is Status.OK else 0) for s in Status}
         assert (summary.tokens_in, summary.tokens_out) == (0, 0)  # a policy, not a model: no tokens
-        assert summary.wall_s == 2.0 and summary.resumed == 2 and summary.episodes_per_s == 2.0  # 4 played in 2 s
+        assert summary.wall_s == 2.0
+        assert summary.resumed == 2
+        assert summary.episodes_per_s == 2.0
         assert summary.pass_threshold == 1.0
     assert sum(t.task_id == failed_task for t in trajs) == 2
 
@@ -118,8 +120,10 @@ def test_summary_scores_judged_episodes_and_counts_failures(env):
     infra = attrs.evolve(good[0], status=Status.INFRA_ERROR, judgment=None, error="server down")
     half = attrs.evolve(good[1], judgment=Judgment(score=0.0, passed=False))
     summary = summarize([infra, half, *good[2:]], samples=2, wall_s=2.0)
-    assert summary.episodes == 6 and summary.scored == 5  # the infra failure is counted, never scored
-    assert summary.statuses["infra_error"] == 1 and summary.statuses["ok"] == 5
+    assert summary.episodes == 6
+    assert summary.scored == 5
+    assert summary.statuses["infra_error"] == 1
+    assert summary.statuses["ok"] == 5
     assert math.isclose(summary.mean, 4 / 5)
     low, high = summary.ci95
     assert low < summary.mean < high
@@ -136,11 +140,14 @@ def test_run_directory_round_trips(env, tmp_path):
     trajs = env.rollouts("reference", 2, n=2, sink=run_path / TRAJECTORIES)
     write_summary(run_path, summarize(trajs, samples=2, wall_s=1.0))
     run = load_run(run_path)
-    assert run.config.uri == env.uri and run.config.settings["provider"]["api_key_env"] == "MY_KEY"
+    assert run.config.uri == env.uri
+    assert run.config.settings["provider"]["api_key_env"] == "MY_KEY"
     assert run.config.manifest_digest == env.digest
-    assert run.config.versions == nenyax_versions() and "nenyax-core" in run.config.versions
+    assert run.config.versions == nenyax_versions()
+    assert "nenyax-core" in run.config.versions
     assert [t.id for t in run.trajectories] == [t.id for t in trajs]
-    assert run.summary.mean == 1.0 and run.summary.pass_at_k == {"1": 1.0, "2": 1.0}
+    assert run.summary.mean == 1.0
+    assert run.summary.pass_at_k == {"1": 1.0, "2": 1.0}
     assert read_config(run_path / "run.toml").settings == settings
 
 
@@ -168,7 +175,8 @@ def test_an_unfinished_run_has_no_summary_and_drops_a_cut_line(env, tmp_path):
     with (tmp_path / "r" / TRAJECTORIES).open("ab") as f:
         f.write(b'{"env_uri": "arith:add", "cut')  # a write killed half way
     run = load_run(tmp_path / "r")
-    assert run.summary is None and len(run.trajectories) == 1
+    assert run.summary is None
+    assert len(run.trajectories) == 1
 
 
 def test_the_reader_says_how_many_bytes_of_a_cut_off_line_it_left(env, tmp_path, caplog):
@@ -188,11 +196,15 @@ def test_the_reader_says_how_many_bytes_of_a_cut_off_line_it_left(env, tmp_path,
     assert [r.getMessage() for r in caplog.records] == [recorded.cut_off_note]
     quiet = read_trajectories(path, warn=False)
     caplog.clear()
-    assert len(list(quiet)) == 1 and quiet.cut_off == len(cut) and not caplog.records
+    assert len(list(quiet)) == 1
+    assert quiet.cut_off == len(cut)
+    assert not caplog.records
     clean = tmp_path / "clean.jsonl"
     clean.write_bytes(whole + b"\n")
     done = read_trajectories(clean)
-    assert len(list(done)) == 1 and done.cut_off == 0 and done.cut_off_note is None
+    assert len(list(done)) == 1
+    assert done.cut_off == 0
+    assert done.cut_off_note is None
 
 
 def test_a_whole_last_record_that_lost_only_its_newline_is_kept_by_reader_and_sink(env, tmp_path):
@@ -208,7 +220,8 @@ def test_the_summary_is_written_and_read_by_serde_and_keeps_a_newer_version_s_fi
     summary = summarize(env.rollouts("reference", 3), wall_s=1.5)
     write_summary(tmp_path, summary)
     data = orjson.loads((tmp_path / "summary.json").read_bytes())
-    assert data == orjson.loads(serde.dumps(summary)) and data["schema_version"] == "1.1"
+    assert data == orjson.loads(serde.dumps(summary))
+    assert data["schema_version"] == "1.1"
     assert read_summary(tmp_path) == summary
     (tmp_path / "summary.json").write_bytes(orjson.dumps({**data, "schema_version": "1.4", "cost": 2}))
     newer = read_summary(tmp_path)
@@ -220,11 +233,14 @@ def test_the_summary_is_written_and_read_by_serde_and_keeps_a_newer_version_s_fi
 
 def test_a_run_started_before_its_environment_loaded_records_the_manifest_later(env, tmp_path):
     config = create_run(tmp_path / "r", {"uri": env.uri, "command": "check"}, None)
-    assert config.manifest_digest is None and read_config(tmp_path / "r").manifest_digest is None
+    assert config.manifest_digest is None
+    assert read_config(tmp_path / "r").manifest_digest is None
     record_manifest(tmp_path / "r", env.manifest)
     again = read_config(tmp_path / "r")
-    assert again.manifest_digest == serde.digest(env.manifest) and again.recorded["format"] == env.manifest.format
-    assert again.settings == {"uri": env.uri, "command": "check"} and again.versions == nenyax_versions()
+    assert again.manifest_digest == serde.digest(env.manifest)
+    assert again.recorded["format"] == env.manifest.format
+    assert again.settings == {"uri": env.uri, "command": "check"}
+    assert again.versions == nenyax_versions()
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["run.toml"]  # no partial file left behind
 
 
@@ -260,18 +276,21 @@ def test_a_run_toml_is_read_whatever_its_recorded_table_and_mistakes_are_one_sen
     deep = tmp_path / "a" / "b" / "run"
     config = create_run(deep, {"uri": env.uri, "note": "naïve café"}, env.manifest, extra={"task_count": 6})
     assert read_config(deep).settings == {"uri": env.uri, "note": "naïve café"}
-    assert config.recorded["task_count"] == 6 and config.recorded["format"] == "arith"
+    assert config.recorded["task_count"] == 6
+    assert config.recorded["format"] == "arith"
     handwritten = tmp_path / "mine.toml"
     handwritten.write_text('uri = "arith:add"\n')
     assert read_config(handwritten).recorded == {}
     handwritten.write_text('uri = "arith:add"\nrecorded = "not a table"\n')
-    assert read_config(handwritten).recorded == {} and read_config(handwritten).settings == {"uri": "arith:add"}
+    assert read_config(handwritten).recorded == {}
+    assert read_config(handwritten).settings == {"uri": "arith:add"}
     handwritten.write_text("uri = \n")
     with pytest.raises(UsageError, match=r"mine\.toml is not valid TOML \(.*\); fix the file or write a new one\."):
         read_config(handwritten)
     with pytest.raises(UsageError, match=r"nowhere\.toml does not exist; name a run directory or a run\.toml\."):
         read_config(tmp_path / "nowhere.toml")
-    assert load_run(deep).trajectories == () and load_run(deep).summary is None  # nothing played yet
+    assert load_run(deep).trajectories == ()
+    assert load_run(deep).summary is None
 
 
 def test_an_empty_folder_the_user_made_becomes_the_run(env, tmp_path):

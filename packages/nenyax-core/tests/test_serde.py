@@ -158,7 +158,8 @@ def test_newer_major_schema_is_refused_with_a_sentence():
 def test_unknown_keys_are_kept_not_refused():
     record = {**serde.to_data(_trajectory()), "surprise": 1}
     traj = serde.from_data(record, Trajectory)
-    assert traj == _trajectory_with(traj.id) and traj.unknown_fields == {"surprise": 1}
+    assert traj == _trajectory_with(traj.id)
+    assert traj.unknown_fields == {"surprise": 1}
     assert serde.to_data(traj)["surprise"] == 1
 
 
@@ -204,7 +205,8 @@ def test_a_record_from_before_duration_s_reads_its_latency_as_the_duration():
         b' "model_calls": [{"messages": [], "response": {"content": "2"}, "latency_s": 0.25}]}'
     )
     [call] = serde.loads(line, Trajectory).model_calls
-    assert call.duration_s == 0.25 and call.response == {"content": "2"}
+    assert call.duration_s == 0.25
+    assert call.response == {"content": "2"}
 
 
 # ---------------------------------------------------------------- numpy arrays, encoded once for every adapter
@@ -236,7 +238,8 @@ def test_arrays_decode_to_equal_arrays_of_the_same_dtype_and_shape(name):
     for recorded in (step.observation, step.action["nested"][0], step.info["a"]):
         assert recorded["__ndarray__"] == array.dtype.name  # every array, at any depth, in every free-form field
         back = arrays.decode(recorded)
-        assert back.dtype == array.dtype.newbyteorder("=") and back.shape == array.shape
+        assert back.dtype == array.dtype.newbyteorder("=")
+        assert back.shape == array.shape
         np.testing.assert_array_equal(back, array)
         assert back.flags.writeable
 
@@ -295,7 +298,8 @@ def test_malformed_array_records_are_one_sentence(bad):
 def test_decode_all_restores_every_array_in_a_recorded_value():
     value = {"image": arrays.encode(ARRAYS["image"]), "mission": "go", "pair": [arrays.encode(ARRAYS["bool"]), 1]}
     back = arrays.decode_all(value)
-    assert back["mission"] == "go" and back["pair"][1] == 1
+    assert back["mission"] == "go"
+    assert back["pair"][1] == 1
     np.testing.assert_array_equal(back["image"], ARRAYS["image"])
     assert back["pair"][0].dtype == bool
 

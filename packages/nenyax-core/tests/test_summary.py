@@ -68,20 +68,26 @@ def test_failures_are_counted_never_scored_and_policy_errors_score_0(episodes):
     ]
     summary = summarize(trajs, samples=2, threshold=0.5, wall_s=4.0)
     assert (summary.episodes, summary.scored, summary.tasks) == (8, 6, 4)
-    assert summary.statuses["infra_error"] == 1 and summary.statuses["verifier_error"] == 1
-    assert summary.statuses["policy_error"] == 1 and summary.statuses["ok"] == 5
-    assert sum(summary.statuses.values()) == 8 and set(summary.statuses) == {s.value for s in Status}
+    assert summary.statuses["infra_error"] == 1
+    assert summary.statuses["verifier_error"] == 1
+    assert summary.statuses["policy_error"] == 1
+    assert summary.statuses["ok"] == 5
+    assert sum(summary.statuses.values()) == 8
+    assert set(summary.statuses) == {s.value for s in Status}
     assert summary.mean == pytest.approx((0 + 0.5 + 4) / 6)
     # Task 0: nothing scored (skipped); task 1: a fail and a pass (0.5 at threshold 0.5 passes); tasks 2, 3: two passes.
     assert summary.pass_at_k == pytest.approx({"1": (0.5 + 1 + 1) / 3, "2": 1.0})
-    assert summary.pass_threshold == 0.5 and summary.episodes_per_s == 2.0
+    assert summary.pass_threshold == 0.5
+    assert summary.episodes_per_s == 2.0
 
 
 def test_one_scored_episode_has_no_interval_and_none_has_no_mean(episodes):
     one = summarize(episodes[:1], samples=3)
     assert (one.mean, one.stdev, one.ci95) == (1.0, None, None)
     assert one.pass_at_k == {"1": 1.0}  # k = 2 and 3 need that many scored samples of a task
-    assert one.wall_s is None and one.episodes_per_s is None and one.resumed == 0
+    assert one.wall_s is None
+    assert one.episodes_per_s is None
+    assert one.resumed == 0
     none = summarize([attrs.evolve(episodes[0], status=Status.INFRA_ERROR, judgment=None)])
     assert (none.mean, none.scored, none.pass_at_k, none.episodes) == (None, 0, {}, 1)
     assert summarize([], wall_s=0.0).episodes_per_s is None
@@ -101,14 +107,19 @@ def test_the_summary_round_trips_through_its_json_form(episodes):
     summary = summarize(episodes, samples=2, wall_s=1.0, resumed=3)
     data = orjson.loads(serde.dumps(summary))
     assert data["ci95"] is None or isinstance(data["ci95"], list)
-    assert data["episodes"] == 8 and data["resumed"] == 3 and data["episodes_per_s"] == 5.0
+    assert data["episodes"] == 8
+    assert data["resumed"] == 3
+    assert data["episodes_per_s"] == 5.0
     later = serde.from_data({**data, "added_later": 1}, Summary)
-    assert later == summary and later.unknown_fields == {"added_later": 1}  # a newer writer's extra key is kept
+    assert later == summary
+    assert later.unknown_fields == {"added_later": 1}
     spread = summarize([episodes[0], attrs.evolve(episodes[1], judgment=Judgment(score=0.0))], samples=1)
     data = orjson.loads(serde.dumps(spread))
-    assert isinstance(data["ci95"], list) and len(data["ci95"]) == 2
+    assert isinstance(data["ci95"], list)
+    assert len(data["ci95"]) == 2
     back = serde.from_data(data, Summary)
-    assert back == spread and isinstance(back.ci95, tuple)
+    assert back == spread
+    assert isinstance(back.ci95, tuple)
 
 
 @pytest.mark.parametrize(("n", "c", "k"), [(3, 4, 1), (3, -1, 1), (3, 1, 0), (3, 1, 4)])
@@ -118,6 +129,8 @@ def test_pass_at_k_refuses_impossible_counts(n, c, k):
 
 
 def test_pass_at_k_edges():
-    assert pass_at_k(3, 0, 1) == 0.0 and pass_at_k(3, 3, 3) == 1.0
+    assert pass_at_k(3, 0, 1) == 0.0
+    assert pass_at_k(3, 3, 3) == 1.0
     assert pass_at_k(3, 1, 3) == 1.0  # n - c < k: every k-subset holds the pass
-    assert pass_at_k(4, 1, 1) == pytest.approx(0.25) and pass_at_k(4, 2, 2) == pytest.approx(5 / 6)
+    assert pass_at_k(4, 1, 1) == pytest.approx(0.25)
+    assert pass_at_k(4, 2, 2) == pytest.approx(5 / 6)

@@ -22,7 +22,8 @@ def test_discovered_by_name_through_the_entry_point():
     assert entry.spec.factory == "nenyax.providers.local.provider:LocalProvider"
     # The options every provider accepts (KINDS["provider"].options) are taken and ignored; any other is refused.
     created = Registry().create("provider", "local", base_url="http://unused", api_key="unused", max_batch=2)
-    assert isinstance(created, LocalProvider) and created.max_batch == 2
+    assert isinstance(created, LocalProvider)
+    assert created.max_batch == 2
     with pytest.raises(UsageError, match=r"The provider 'local' takes no option 'timeout'; it takes device, dtype"):
         Registry().create("provider", "local", timeout=5)
 
@@ -45,14 +46,17 @@ def test_endpoint_on_reasoning_gym_records_tokens_logprobs_and_model_path(engine
     assert trajectory.judgment is not None
     assert trajectory.model_calls
     for call in trajectory.model_calls:
-        assert call.provider == "local" and call.model == "smollm2-135m"
-        assert call.prompt_token_ids and call.completion_token_ids
+        assert call.provider == "local"
+        assert call.model == "smollm2-135m"
+        assert call.prompt_token_ids
+        assert call.completion_token_ids
         assert len(call.logprobs) == len(call.completion_token_ids) <= 24
         assert tokenizer.decode(list(call.completion_token_ids), skip_special_tokens=True) == call.response["content"]
     assert trajectory.steps[0].text == trajectory.model_calls[0].response["content"]
     policy = trajectory.policy
     assert (policy.kind, policy.provider, policy.model) == ("endpoint", "local", "smollm2-135m")
-    assert policy.revision == engine.revision and policy.revision.startswith("sha256:")
+    assert policy.revision == engine.revision
+    assert policy.revision.startswith("sha256:")
     assert endpoint.provider.engine("smollm2-135m") is engine  # one loaded model per process, shared
     # The recorded call survives the trajectory's JSON round trip with its ids and logprobs.
     again = converter.structure(converter.unstructure(trajectory), type(trajectory))

@@ -19,7 +19,8 @@ from nenyax.providers.local.cache import sha256_file
 def test_tokens_decode_to_text_and_logprobs_match_a_teacher_forced_pass(provider, tokenizer, ask, teacher_forced):
     call = ask("Name three colours.", max_tokens=12, seed=3)
     ids = call.completion_token_ids
-    assert ids and len(call.logprobs) == len(ids)
+    assert ids
+    assert len(call.logprobs) == len(ids)
     assert tokenizer.decode(list(ids), skip_special_tokens=True) == call.response["content"]
     rendered = tokenizer.apply_chat_template(
         [{"role": "user", "content": "Name three colours."}], add_generation_prompt=True, tokenize=False
@@ -33,7 +34,8 @@ def test_tokens_decode_to_text_and_logprobs_match_a_teacher_forced_pass(provider
         "completion_tokens": len(ids),
         "total_tokens": len(call.prompt_token_ids) + len(ids),
     }
-    assert call.provider == "local" and call.model == "smollm2-135m"  # timed where an episode records it
+    assert call.provider == "local"
+    assert call.model == "smollm2-135m"
     assert call.params == {"temperature": 1.0, "top_p": 1.0, "top_k": 0, "max_tokens": 12, "seed": 3}
 
 
@@ -87,7 +89,8 @@ def test_max_tokens_ends_with_length(ask):
 def test_stop_string_ends_generation_at_the_token_that_completes_it(tokenizer, ask):
     call = ask("Count from 1 to 10, separated by commas.", temperature=0, max_tokens=40, stop=["5"])
     text = call.response["content"]
-    assert call.finish_reason == "stop" and "5" in text
+    assert call.finish_reason == "stop"
+    assert "5" in text
     shorter = tokenizer.decode(list(call.completion_token_ids[:-1]), skip_special_tokens=True)
     assert "5" not in shorter
     assert tokenizer.decode(list(call.completion_token_ids), skip_special_tokens=True) == text
@@ -95,10 +98,12 @@ def test_stop_string_ends_generation_at_the_token_that_completes_it(tokenizer, a
 
 def test_min_tokens_holds_eos_and_stop_strings_back(tokenizer, ask):
     free = ask("What is the capital of France? One word.", temperature=0, max_tokens=40)
-    assert free.finish_reason == "stop" and len(free.completion_token_ids) < 12  # it would end early
+    assert free.finish_reason == "stop"
+    assert len(free.completion_token_ids) < 12
     held = ask("What is the capital of France? One word.", temperature=0, max_tokens=40, min_tokens=12, stop=["."])
     ids = held.completion_token_ids
-    assert len(ids) >= 12 and tokenizer.eos_token_id not in ids[:12]
+    assert len(ids) >= 12
+    assert tokenizer.eos_token_id not in ids[:12]
     assert held.params["min_tokens"] == 12
 
 
@@ -116,7 +121,8 @@ def test_guided_choice_replies_with_exactly_one_choice_then_eos(tokenizer, ask, 
             guided_choice=choices,
         )
         text = call.response["content"]
-        assert text in choices and call.finish_reason == "stop"
+        assert text in choices
+        assert call.finish_reason == "stop"
         ids = list(call.completion_token_ids)
         assert ids[-1] == tokenizer.eos_token_id
         assert ids[:-1] == tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -212,7 +218,8 @@ def test_a_cancelled_request_is_skipped_and_the_engine_keeps_serving(provider, e
     before = len(engine.batch_sizes)
     kept = asyncio.run(scenario())
     assert list(engine.batch_sizes)[before:] == [1]  # the cancelled 256-token request never ran
-    assert len(kept.completion_token_ids) == 3 and kept.finish_reason == "length"
+    assert len(kept.completion_token_ids) == 3
+    assert kept.finish_reason == "length"
 
 
 def test_a_request_cancelled_while_decoding_stops_the_generation_loop(provider, engine):
@@ -244,4 +251,5 @@ def test_a_request_cancelled_while_decoding_stops_the_generation_loop(provider, 
     idle_after = asyncio.run(scenario())
     assert idle_after < 2.0  # the worker stopped promptly, not after up to 4000 tokens
     done = seen["future"].result(timeout=0)
-    assert done.finish_reason == "cancelled" and len(done.completion_ids) < 4000
+    assert done.finish_reason == "cancelled"
+    assert len(done.completion_ids) < 4000

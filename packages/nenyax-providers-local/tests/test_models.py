@@ -96,7 +96,8 @@ def test_converted_models_live_in_the_shared_user_cache(monkeypatch, tmp_path):
 def test_the_conversion_is_cached_under_the_gguf_hash(engine):
     source = models.resolve_model("smollm2-135m")
     folder, built = models.materialize(source)
-    assert not built and folder == engine.folder
+    assert not built
+    assert folder == engine.folder
     digest = sha256_file(source.path)
     assert folder.name.endswith(digest[:16])
     manifest = json.loads((folder / MANIFEST).read_text())
@@ -125,7 +126,8 @@ def test_the_weights_digest_hashes_the_preferred_weight_files_in_name_order(tmp_
 def test_a_gguf_path_is_served_through_the_same_cache(engine):
     builtin = models.resolve_model("smollm2-135m")
     by_path = models.resolve_model(str(builtin.path))
-    assert by_path.is_gguf and by_path.key == builtin.key
+    assert by_path.is_gguf
+    assert by_path.key == builtin.key
     assert models.materialize(by_path) == (engine.folder, False)
 
 

@@ -46,7 +46,8 @@ def test_serve_command_plays_and_shuts_down_gracefully(signum, exit_code):
         with GenericEnvClient(base_url=url).sync() as client:
             client.reset(seed=2)
             final = client.step({"message": "<answer>1</answer>"})
-        assert final.done is True and final.reward == final.metadata["judgment"]["score"]
+        assert final.done is True
+        assert final.reward == final.metadata["judgment"]["score"]
 
         async def scenario():
             opened = asyncio.Event()
@@ -56,7 +57,8 @@ def test_serve_command_plays_and_shuts_down_gracefully(signum, exit_code):
             return await held
 
         kind, code = asyncio.run(scenario())
-        assert kind == aiohttp.WSMsgType.CLOSE and code == 1001  # sessions are closed, going away
+        assert kind == aiohttp.WSMsgType.CLOSE
+        assert code == 1001
         assert process.wait(timeout=30) == exit_code
         assert "Shutting down" in process.stdout.read()
     finally:

@@ -28,15 +28,18 @@ def _gold(task_id):
 def test_reasoning_gym_episode_carries_the_judgment(arithmetic):
     with GenericEnvClient(base_url=arithmetic.url).sync() as client:
         first = client.reset(task_id="basic_arithmetic/7/3")
-        assert first.done is False and first.reward is None
+        assert first.done is False
+        assert first.reward is None
         obs = first.observation
         assert obs["task_id"] == "basic_arithmetic/7/3"
-        assert isinstance(obs["observation"], str) and obs["observation"] in obs["messages"][-1]["content"]
+        assert isinstance(obs["observation"], str)
+        assert obs["observation"] in obs["messages"][-1]["content"]
         assert [m["role"] for m in obs["messages"]] == ["system", "user"]  # the env's own chat prompt
         result = client.step({"message": _gold(obs["task_id"])})
         judgment = result.metadata["judgment"]
         assert result.done is True
-        assert judgment["score"] == 1.0 and judgment["passed"] is True
+        assert judgment["score"] == 1.0
+        assert judgment["passed"] is True
         assert judgment["judge"] == "reasoning_gym:basic_arithmetic"
         assert result.reward == judgment["score"]
         assert result.metadata["status"] == "ok"
@@ -44,7 +47,8 @@ def test_reasoning_gym_episode_carries_the_judgment(arithmetic):
 
         client.reset(task_id="basic_arithmetic/7/3")
         wrong = client.step({"message": "<answer>not a number</answer>"})
-        assert wrong.metadata["judgment"]["score"] == 0.0 and wrong.reward == 0.0
+        assert wrong.metadata["judgment"]["score"] == 0.0
+        assert wrong.reward == 0.0
         assert wrong.metadata["judgment"]["passed"] is False
         assert "expected" in wrong.metadata["judgment"]["feedback"]
 
@@ -99,9 +103,13 @@ def test_gymnasium_cartpole_episode_with_a_typed_env_client(cartpole):
     steps = len(rewards)
     assert judgment["score"] == float(steps) == judgment["components"]["return"]
     assert final.reward == judgment["score"]  # the final reward is the judgment's score
-    assert rewards[:-1] == [1.0] * (steps - 1) and final.metadata["step_reward"] == 1.0
-    assert final.metadata["terminated"] is True and final.metadata["status"] == "ok"
-    assert len(observations[0]) == 4 and state.step_count == steps and state.episode_id
+    assert rewards[:-1] == [1.0] * (steps - 1)
+    assert final.metadata["step_reward"] == 1.0
+    assert final.metadata["terminated"] is True
+    assert final.metadata["status"] == "ok"
+    assert len(observations[0]) == 4
+    assert state.step_count == steps
+    assert state.episode_id
     again = _play_cartpole(cartpole.url, seed=4)
     assert again[0] == observations  # the same seed and actions replay the same episode
 
@@ -113,7 +121,8 @@ def test_async_generic_client_and_native_action_rejected_by_the_env(cartpole):
             return await client.step({"action": 7})  # outside Discrete(2): the policy's failure
 
     result = asyncio.run(play())
-    assert result.done is True and result.reward == 0.0
+    assert result.done is True
+    assert result.reward == 0.0
     assert result.metadata["status"] == "policy_error"
     assert result.metadata["judgment"] == {
         "score": 0.0,
@@ -129,9 +138,11 @@ def test_text_codec_reply_is_parsed_by_the_env(cartpole):
     with GenericEnvClient(base_url=cartpole.url).sync() as client:
         client.reset(seed=2)
         moved = client.step({"message": "I push right. <action>1</action>"})
-        assert moved.done is False and moved.reward == 1.0
+        assert moved.done is False
+        assert moved.reward == 1.0
         garbled = client.step({"message": "no idea"})
-        assert garbled.done is True and garbled.metadata["status"] == "policy_error"
+        assert garbled.done is True
+        assert garbled.metadata["status"] == "policy_error"
 
 
 def test_schema_metadata_health_and_stateless_http(cartpole, arithmetic):
@@ -146,23 +157,29 @@ def test_schema_metadata_health_and_stateless_http(cartpole, arithmetic):
     }
     assert requests.get(f"{cartpole.url}/health", timeout=10).json() == {"status": "healthy"}
     meta = requests.get(f"{cartpole.url}/metadata", timeout=10).json()
-    assert meta["name"] == "CartPole-v1" and meta["description"]
+    assert meta["name"] == "CartPole-v1"
+    assert meta["description"]
     assert requests.get(f"{cartpole.url}/state", timeout=10).json()["step_count"] == 0
 
     reset = requests.post(f"{arithmetic.url}/reset", json={"seed": 3}, timeout=10).json()
-    assert set(reset) == {"observation", "reward", "done", "metadata"} and reset["done"] is False
+    assert set(reset) == {"observation", "reward", "done", "metadata"}
+    assert reset["done"] is False
     task = reset["observation"]["task_id"]
     # One stateless /step is a whole judged episode of a single-turn environment.
     step = requests.post(
         f"{arithmetic.url}/step", json={"action": {"message": _gold(task)}, "task_id": task}, timeout=10
     ).json()
-    assert step["done"] is True and step["reward"] == 1.0 == step["metadata"]["judgment"]["score"]
+    assert step["done"] is True
+    assert step["reward"] == 1.0 == step["metadata"]["judgment"]["score"]
     bad = requests.post(f"{arithmetic.url}/reset", json={"seed": -1}, timeout=10)
-    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "seed"]
+    assert bad.status_code == 422
+    assert bad.json()["detail"][0]["loc"] == ["body", "seed"]
     missing = requests.post(f"{arithmetic.url}/step", json={}, timeout=10)
-    assert missing.status_code == 422 and missing.json()["detail"][0]["type"] == "missing"
+    assert missing.status_code == 422
+    assert missing.json()["detail"][0]["type"] == "missing"
     garbage = requests.post(f"{arithmetic.url}/step", data=b"{nope", timeout=10)
-    assert garbage.status_code == 422 and garbage.json()["detail"][0]["type"] == "json_invalid"
+    assert garbage.status_code == 422
+    assert garbage.json()["detail"][0]["type"] == "json_invalid"
 
 
 def test_task_api(arithmetic):
@@ -175,7 +192,8 @@ def test_task_api(arithmetic):
         "num_tasks": 20
     }
     tasks = requests.post(f"{url}/basic_arithmetic/tasks", json={"split": "all"}, timeout=10).json()["tasks"]
-    assert len(tasks) == 20 and tasks[2] == {"id": "basic_arithmetic/7/2", "index": 2}
+    assert len(tasks) == 20
+    assert tasks[2] == {"id": "basic_arithmetic/7/2", "index": 2}
     one = requests.post(f"{url}/basic_arithmetic/task", json={"split": "all", "index": 2}, timeout=10).json()
     assert one == {"task": tasks[2]}
     assert (
@@ -199,7 +217,8 @@ def test_mcp_tools_over_http(arithmetic):
     first = _rpc(url, "tools/call", {"name": "observe"})["result"]["structuredContent"]
     gold = _gold(first["observation"]["task_id"])
     done = _rpc(url, "tools/call", {"name": "act", "arguments": {"message": gold}})["result"]
-    assert done["isError"] is False and orjson.loads(done["content"][0]["text"]) == done["structuredContent"]
+    assert done["isError"] is False
+    assert orjson.loads(done["content"][0]["text"]) == done["structuredContent"]
     assert done["structuredContent"]["metadata"]["judgment"]["score"] == 1.0
 
     session = _rpc(url, "openenv/session/create")["result"]["session_id"]
@@ -232,7 +251,8 @@ def test_openenv_mcp_tool_client(cartpole):
 
     names, result, state = asyncio.run(play())
     assert names == ["observe", "act"]
-    assert result["reward"] == 1.0 and result["observation"]["step"] == 1
+    assert result["reward"] == 1.0
+    assert result["observation"]["step"] == 1
     assert state.step_count == 1  # the tool call and the WebSocket drove one episode
     assert cartpole.sessions() == 0  # the client closed its MCP session
 
@@ -243,7 +263,8 @@ def test_mcp_style_step_actions_over_ws(cartpole):
         listed = client.step({"type": "list_tools"})
         assert [t["name"] for t in listed.observation["tools"]] == ["observe", "act"]
         called = client.step({"type": "call_tool", "tool_name": "act", "arguments": {"action": 0}})
-        assert called.observation["tool_name"] == "act" and called.reward == 1.0
+        assert called.observation["tool_name"] == "act"
+        assert called.reward == 1.0
         assert called.observation["result"]["observation"]["step"] == 1
         missing = client.step({"type": "call_tool", "tool_name": "jump", "arguments": {}})
         assert missing.observation["error"]["error_type"] == "tool_not_found"
@@ -257,7 +278,8 @@ def test_openenv_validate_passes(cartpole):
     assert report.returncode == 0, report.stdout + report.stderr
     data = orjson.loads(report.stdout[report.stdout.index("{") :])
     assert data["passed"] is True
-    assert data["standard_profile"] == "openenv-http/1.x" and data["mode"] == "simulation"
+    assert data["standard_profile"] == "openenv-http/1.x"
+    assert data["mode"] == "simulation"
     assert {c["id"] for c in data["criteria"] if c["passed"]} == {
         "openapi_version_available",
         "health_endpoint",

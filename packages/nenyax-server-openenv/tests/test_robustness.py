@@ -75,7 +75,8 @@ def test_ten_thousand_bad_frames_leave_the_server_serving(serve):
         with GenericEnvClient(base_url=served.url).sync() as client:
             first = client.reset(seed=1)
             final = client.step({"message": "<answer>0</answer>"})
-        assert first.done is False and final.done is True
+        assert first.done is False
+        assert final.done is True
         assert final.metadata["judgment"]["judge"] == "reasoning_gym:basic_arithmetic"
 
 
@@ -114,7 +115,8 @@ def test_idle_sessions_are_reaped(serve):
     with serve("gymnasium:CartPole-v1", idle_timeout=0.3) as served:
         mcp_session = served.on_loop(_create_mcp_session(served))
         notice, closing = asyncio.run(idle(served))
-        assert notice["data"]["code"] == "SESSION_ERROR" and "without a message" in notice["data"]["message"]
+        assert notice["data"]["code"] == "SESSION_ERROR"
+        assert "without a message" in notice["data"]["message"]
         assert closing == aiohttp.WSMsgType.CLOSE
         assert mcp_session not in served.server.table.slots  # MCP sessions are reaped too
         assert served.server.table.reaped >= 2
@@ -162,7 +164,9 @@ def test_a_slow_synchronous_environment_moves_off_the_event_loop(serve):
         rewards = [client.step({"action": 0}).reward for _ in range(4)]
         final = client.step({"action": 0})
         assert served.server.served.offload is True  # three slow calls in a row: now in the worker thread
-        assert rewards == [1.0] * 4 and final.done and final.metadata["judgment"]["score"] == 5.0
+        assert rewards == [1.0] * 4
+        assert final.done
+        assert final.metadata["judgment"]["score"] == 5.0
 
 
 class _BrokenVerifierSession(ArithSession):
@@ -202,7 +206,8 @@ def test_a_verifier_that_fails_is_verifier_error_never_a_score_of_0(serve, envir
         with pytest.raises(RuntimeError, match=rf"{said}.*EXECUTION_ERROR"):
             client.step({"message": "7"})
         state = client.state()
-        assert state["status"] == "verifier_error" and state["done"] is True
+        assert state["status"] == "verifier_error"
+        assert state["done"] is True
         with pytest.raises(RuntimeError, match=r"episode is over \(verifier_error\)"):
             client.step({"message": "7"})
         assert client.reset(task_id="add/0/2").done is False  # the server keeps serving

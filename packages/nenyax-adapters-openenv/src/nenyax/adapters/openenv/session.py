@@ -93,7 +93,8 @@ class OpenEnvSession(Session):
 
     async def aact(self, action: Any) -> Step:
         """Validate `action` against the schema, send it, and return the step the server answered."""
-        assert self._reply is not None and self._channel is not None, "the session was not started"
+        assert self._reply is not None, "the session was not started"
+        assert self._channel is not None, "the session was not started"
         action = self.env.info.action.check(action)
         before = self._reply
         try:

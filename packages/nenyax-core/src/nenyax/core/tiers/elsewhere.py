@@ -41,7 +41,8 @@ class _Worker:
 
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
-            assert self.proc.stdin is not None and self.proc.stdout is not None
+            assert self.proc.stdin is not None
+            assert self.proc.stdout is not None
             self.proc.stdin.write(orjson.dumps(request) + b"\n")
             self.proc.stdin.flush()
             line = self.proc.stdout.readline()

@@ -19,4 +19,4 @@ def own_checks_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     (nox gives each session its own); subprocesses inherit it."""
     if not os.environ.get("NENYAX_CHECKS_DIR"):
         monkeypatch.setenv("NENYAX_CHECKS_DIR", str(tmp_path_factory.getbasetemp() / "nenyax-checks"))
-    yield
+    return
