@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
 import shutil
@@ -31,6 +32,8 @@ ENV = {"NENYAX_STRICT_PLUGINS": "1", "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0
 # whole tables set their own, longer limit with a `timeout` mark).
 TEST_TIMEOUT_S = 300
 PYTEST = ["pytest", "-q", "-p", "no:cacheprovider", f"--timeout={TEST_TIMEOUT_S}"]
+# Where the venvs of upstream servers are kept between runs (`_server_venvs`).
+SERVER_VENVS = Path(os.environ.get("NENYAX_SERVER_VENVS", Path.home() / ".cache" / "nenyax" / "server-venvs"))
 # What builds the local distributions. Installed once into each session so that pip builds them without
 # an isolated build environment each: that set-up cost 3-5 s per distribution, over a minute per session.
 BUILD_BACKEND = ["hatchling", "editables"]
@@ -101,17 +104,20 @@ def _find_python(session: nox.Session, version: str) -> str:
 
 def _server_venvs(session: nox.Session, packages: set[str] | list[str]) -> dict[str, str]:
     """[tool.nenyax.server-venv]: a venv of another Python holding an upstream server a package's tests
-    run as a subprocess (nemo-gym needs Python >= 3.12). Built once, rebuilt only when the table changes;
-    returns {the table's env var: that venv's python}.
+    run as a subprocess (nemo-gym needs Python >= 3.12); returns {the table's env var: that venv's python}.
+
+    It holds upstream code only, so it is cached outside the checkout (`SERVER_VENVS`), one per table:
+    a fresh clone on a machine that built it before reuses it (building it takes about 3 minutes), and a
+    changed table builds another.
     """
     found = {}
     for name in sorted(packages):
         spec = _pyproject(name).get("tool", {}).get("nenyax", {}).get("server-venv")
         if not spec:
             continue
-        venv = ROOT / ".nox" / f"server-venv-{name}"
-        python, stamp = venv / "bin" / "python", venv / "nenyax-server-venv.json"
         wanted = json.dumps(spec, sort_keys=True)
+        venv = SERVER_VENVS / f"{name}-{hashlib.sha256(wanted.encode()).hexdigest()[:12]}"
+        python, stamp = venv / "bin" / "python", venv / "nenyax-server-venv.json"
         if not (python.exists() and stamp.exists() and stamp.read_text() == wanted):
             session.run(_find_python(session, spec["python"]), "-m", "venv", "--clear", str(venv), external=True)
             session.run(str(python), "-m", "pip", "install", "-q", *spec["requires"], *CONSTRAINTS, external=True)
