@@ -212,24 +212,50 @@ def _modules(package: str) -> list[str]:
     return modules
 
 
+# The README's quickstart: what a new user installs to run the main job.
+QUICKSTART = ["nenyax-core", "nenyax-cli", "nenyax-adapters-reasoning-gym"]
+
+
 @nox.session(python=PYTHON)
 def wheels(session: nox.Session) -> None:
-    """The built wheels (not the sources): all together run the main job, then each one alone installs
-    with only what it declares, in a fresh virtualenv of its own, and all its modules import."""
+    """The built wheels (not the sources): the quickstart's three run the main job, then each wheel alone
+    installs with only what it declares, in a fresh virtualenv of its own, and all its modules import.
+
+    (Every distribution installed together is `integration`'s job, from the sources.)"""
     out = _build_wheels(session)
-    session.install(*sorted(str(w) for w in out.glob("*.whl")), *CONSTRAINTS)
-    session.run("nenyax", "plugins", "--json", env=_env(session))
-    session.run("nenyax", "check", "reasoning_gym:basic_arithmetic", "--require", "audited", env=_env(session))
     probe = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)"
-    for package in PACKAGES:
+
+    def bare_venv(name: str, *packages: str) -> tuple[Path, str]:
         # A bare venv driven by the session's pip (`pip --python`): no pip of its own to install each time.
-        alone = Path(session.create_tmp()) / f"alone-{package}"
-        session.run("python", "-m", "venv", "--clear", "--without-pip", str(alone))
-        python = str(alone / "bin" / "python")
-        install = ["python", "-m", "pip", "--python", python, "install", "-q", "--find-links", str(out)]
-        session.run(*install, package, *CONSTRAINTS)
+        venv = Path(session.create_tmp()) / name
+        session.run("python", "-m", "venv", "--clear", "--without-pip", str(venv))
+        python = str(venv / "bin" / "python")
+        session.run(
+            "python",
+            "-m",
+            "pip",
+            "--python",
+            python,
+            "install",
+            "-q",
+            "--find-links",
+            str(out),
+            *packages,
+            *CONSTRAINTS,
+        )
+        return venv, python
+
+    venv, _ = bare_venv("quickstart", *QUICKSTART)
+    nenyax = str(venv / "bin" / "nenyax")
+    session.run(nenyax, "plugins", "--json", env=_env(session), external=True)
+    session.run(
+        nenyax, "check", "reasoning_gym:basic_arithmetic", "--require", "audited", env=_env(session), external=True
+    )
+    shutil.rmtree(venv)
+    for package in PACKAGES:
+        venv, python = bare_venv(f"alone-{package}", package)
         session.run(python, "-c", probe, *_modules(package), env=ENV, external=True)
-        shutil.rmtree(alone)  # the next one starts from nothing; disk stays that of one venv
+        shutil.rmtree(venv)  # the next one starts from nothing; disk stays that of one venv
     _release_on_ci(session)
 
 
