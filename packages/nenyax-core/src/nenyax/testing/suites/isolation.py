@@ -8,15 +8,13 @@ in a subprocess) would otherwise fill the user's cache with the tiers of its fak
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import pytest
 
 
 @pytest.fixture(autouse=True)
-def own_checks_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def own_checks_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Point ``NENYAX_CHECKS_DIR`` at the run's temporary folder unless the environment already names one
     (nox gives each session its own); subprocesses inherit it."""
     if not os.environ.get("NENYAX_CHECKS_DIR"):
         monkeypatch.setenv("NENYAX_CHECKS_DIR", str(tmp_path_factory.getbasetemp() / "nenyax-checks"))
-    return
