@@ -90,7 +90,8 @@ def test_responses_models_and_completions_routes():
     assert plain.choices[0].text == "forty-two"
     assert scored.choices[0].text.startswith("2+2=")
     assert scored.choices[0].logprobs.token_logprobs[0] == -0.5
-    assert [c.messages[0]["role"] for c in calls] == ["system", "user", "user"]
+    assert calls[0].messages[0]["role"] == "system"
+    assert [(c.messages, c.prompt) for c in calls[1:]] == [((), "2+2="), ((), "2+2=")]  # raw: no chat turn
 
 
 def test_unknown_episode_and_upstream_failure_are_http_errors():
@@ -152,7 +153,7 @@ def test_responses_refuses_malformed_input():
     async def main():
         async with RecordingProxy() as proxy, proxy.episode(lambda m: "fine") as route:
             client = openai.AsyncOpenAI(base_url=route.base_url, api_key="x", max_retries=0)
-            with pytest.raises(openai.BadRequestError, match="'input' must be"):
+            with pytest.raises(openai.BadRequestError, match="input item must be an object"):
                 await client.responses.create(model="m", input=[1, 2])
             await client.close()
             return route.calls

@@ -35,7 +35,7 @@ def test_a_next_minor_record_reads_what_it_knows():
     assert traj.steps[0].action == "5"
     assert traj.model_calls[0].duration_s == 0.25
     assert traj.info == {"env_note": "kept"}
-    assert traj.schema_version == SchemaVersion(1, 2)  # its own number: its fields travel with it
+    assert traj.schema_version == SchemaVersion(1, 3)  # its own number: its fields travel with it
 
 
 def test_a_next_minor_record_keeps_its_unknown_fields_at_every_level():

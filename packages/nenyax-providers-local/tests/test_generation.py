@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from nenyax.core.contract.chat import ChatRequest
-from nenyax.core.errors import UsageError
+from nenyax.core.errors import RequestRefused, UsageError
 from nenyax.providers.local.cache import sha256_file
 
 
@@ -148,7 +148,6 @@ def test_top_k_one_is_greedy(ask):
         ({"max_tokens": 0}, "max_tokens must be an integer of at least 1"),
         ({"top_p": 0}, "top_p must be above 0"),
         ({"stop": [""]}, "stop must be a non-empty string"),
-        ({"logit_bias": {}}, "does not support the sampling parameter"),
         ({"min_tokens": 9, "max_tokens": 8}, r"min_tokens \(9\) cannot exceed max_tokens \(8\)"),
         ({"guided_choice": []}, "guided_choice must be a non-empty list"),
         ({"guided_choice": "yes"}, "guided_choice must be a non-empty list"),
@@ -158,6 +157,12 @@ def test_top_k_one_is_greedy(ask):
 def test_bad_sampling_parameters_are_one_sentence(params, fragment, ask):
     with pytest.raises(UsageError, match=fragment) as info:
         ask("Hi", **params)
+    assert "\n" not in str(info.value)
+
+
+def test_a_field_it_cannot_honour_is_refused_not_dropped(ask):
+    with pytest.raises(RequestRefused, match=r"cannot honour 'logit_bias' \(it honours .*temperature") as info:
+        ask("Hi", logit_bias={})
     assert "\n" not in str(info.value)
 
 

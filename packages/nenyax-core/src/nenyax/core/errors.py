@@ -67,6 +67,15 @@ class InfraFailure(NenyaxError):
     """Infrastructure failed (network, model server, sandbox): never the policy's fault."""
 
 
+class RequestRefused(InfraFailure):
+    """A model request asked for what its provider cannot honour (a field, a value): the caller is told
+    in one sentence (the recording proxy answers HTTP 400 to a native loop), and nothing is silently dropped.
+
+    An `InfraFailure` where Nenyax itself made the request (a step-mode turn): whatever it was, it is
+    never the policy's fault, so never scored 0.
+    """
+
+
 class EpisodeInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped an episode; `trajectory` holds what it had recorded (status ``interrupted``).
 

@@ -123,16 +123,54 @@ class ScriptedModelServer:
                     "index": 0,
                     "message": {"role": "assistant", "content": text},
                     "finish_reason": "stop",
-                    "logprobs": {"content": [{"token": chr(i), "logprob": -0.5} for i in ids]},
+                    "logprobs": {"content": [self._scored(i, body.get("top_logprobs") or 0) for i in ids]},
                     "token_ids": ids,
                 }
             ],
             "usage": {"prompt_tokens": 3, "completion_tokens": len(ids), "total_tokens": 3 + len(ids)},
         }
+        if body.get("stream"):
+            return await self._stream(request, completion, cut=fault == "truncated")
         raw = orjson.dumps(completion)
         if fault == "truncated":
             raw = raw[: len(raw) // 2]
         return web.Response(body=raw, content_type="application/json")
+
+    async def _stream(self, request: web.Request, completion: dict[str, Any], *, cut: bool) -> web.StreamResponse:
+        """The completion as server-sent events, one chunk per token (`cut`: the stream breaks half-way)."""
+        stream = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await stream.prepare(request)
+        head = {k: completion[k] for k in ("id", "created", "model", "system_fingerprint")}
+        choice = completion["choices"][0]
+        text = choice["message"]["content"]
+        at = 0
+        for i, character in enumerate(text):  # one chunk per character: its UTF-8 bytes are its tokens
+            if cut and i == len(text) // 2:
+                assert request.transport is not None
+                request.transport.close()
+                return stream
+            tokens = list(character.encode())
+            delta: dict[str, Any] = {"content": character}
+            if i == 0:
+                delta["role"] = "assistant"
+            piece = {"index": 0, "delta": delta, "finish_reason": None, "token_ids": tokens}
+            piece["logprobs"] = {"content": choice["logprobs"]["content"][at : at + len(tokens)]}
+            at += len(tokens)
+            chunk = {**head, "object": "chat.completion.chunk", "choices": [piece]}
+            if i == 0:
+                chunk["prompt_token_ids"] = completion["prompt_token_ids"]
+            await stream.write(b"data: " + orjson.dumps(chunk) + b"\n\n")
+        last = {"index": 0, "delta": {}, "finish_reason": "stop"}
+        end = {**head, "object": "chat.completion.chunk", "choices": [last], "usage": completion["usage"]}
+        await stream.write(b"data: " + orjson.dumps(end) + b"\n\n" + b"data: [DONE]\n\n")
+        await stream.write_eof()
+        return stream
+
+    @staticmethod
+    def _scored(token: int, top: int) -> dict[str, Any]:
+        """A token's logprob entry: -0.5, with `top` alternatives (itself first, then the next bytes)."""
+        alternatives = [{"token": chr(token + k), "logprob": -0.5 - k} for k in range(top)]
+        return {"token": chr(token), "logprob": -0.5, "top_logprobs": alternatives}
 
     async def _completions(self, request: web.Request) -> web.Response:
         """Text completions; with ``echo`` the prompt's bytes come back as tokens with logprob -0.5."""
@@ -140,9 +178,13 @@ class ScriptedModelServer:
         body = orjson.loads(await request.read())
         prompt = str(body.get("prompt", ""))
         text = (prompt if body.get("echo") else "") + self.reply([{"role": "user", "content": prompt}])
-        logprobs = (
-            {"tokens": list(text), "token_logprobs": [-0.5] * len(text)} if body.get("logprobs") is not None else None
-        )
+        logprobs = None
+        if body.get("logprobs") is not None:
+            logprobs = {
+                "tokens": list(text),
+                "token_logprobs": [-0.5] * len(text),
+                "text_offset": list(range(len(text))),
+            }
         choice = {"index": 0, "text": text, "finish_reason": "stop", "logprobs": logprobs}
         return web.json_response({"object": "text_completion", "model": body.get("model"), "choices": [choice]})
 

@@ -1,4 +1,4 @@
-"""A chat request as every provider receives it (the response is a `ModelCall`)."""
+"""A chat request as every provider receives it (the response is a `ModelCall`), and its text-completion twin."""
 
 from __future__ import annotations
 
@@ -21,7 +21,11 @@ SAMPLING_KEYS = frozenset(
         "guided_choice",
     }
 )
-"""Sampling parameters an Endpoint passes through to its provider."""
+"""Sampling parameters an `Endpoint` takes as keywords (the user's own, which win over a native loop's)."""
+
+WIRE_KEYS = frozenset({"model", "messages", "tools", "stream", "stream_options", "logprobs", "n"})
+"""Chat request fields that are not parameters: they shape the request itself (`ChatRequest`'s own fields,
+streaming, and ``n``, which the recording proxy serves as ``n`` recorded calls)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -35,6 +39,36 @@ class ChatRequest:
     tools: tuple[dict[str, Any], ...] = ()
     """OpenAI-style tool schemas offered to the model."""
     params: dict[str, Any] = attrs.field(factory=dict)
-    """Sampling parameters (temperature, top_p, max_tokens, seed, stop...)."""
+    """Every other field the caller set: sampling parameters (temperature, top_p, max_tokens, seed, stop...)
+    and the rest of OpenAI's request (``tool_choice``, ``top_logprobs``, ``response_format``,
+    ``logit_bias``...). A provider honours them or refuses the request (`RequestRefused`), never drops one."""
     logprobs: bool = True
     """Ask for per-token logprobs (and token ids where the server can return them)."""
+
+
+@attrs.frozen(kw_only=True)
+class TextRequest:
+    """One raw text completion (``/v1/completions``): a prompt continued as it is, with no chat template."""
+
+    model: str
+    prompt: str | tuple[int, ...]
+    """The prompt text, or its token ids."""
+    params: dict[str, Any] = attrs.field(factory=dict)
+    """As `ChatRequest.params` (``max_tokens`` 0 with `echo` scores the prompt without generating)."""
+    echo: bool = False
+    """Also score the prompt: the call's `ModelCall.prompt_logprobs` (what loglikelihood evaluations need)."""
+    top_logprobs: int = 0
+    """How many most likely alternatives to report per token (OpenAI's ``logprobs=N``)."""
+
+
+@attrs.frozen(kw_only=True)
+class Delta:
+    """One piece of a streamed reply, as the provider produced it."""
+
+    text: str = ""
+    token_ids: tuple[int, ...] = ()
+    logprobs: tuple[float, ...] = ()
+    tokens: tuple[str, ...] = ()
+    """The text of each token in `token_ids`, when known."""
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    """OpenAI streamed tool-call fragments (``index``, ``id``, ``function.name``/``arguments`` pieces)."""

@@ -59,7 +59,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from nenyax.core.contract.chat import ChatRequest
+from nenyax.core.contract.chat import ChatRequest, TextRequest
 from nenyax.core.contract.trajectory import ModelCall, PolicyInfo, Step, ToolCall, Trajectory
 from nenyax.core.errors import UsageError
 
@@ -102,7 +102,8 @@ class ModelCallStarted:
     trajectory_id: str
     call_id: str
     """The id the recorded `ModelCall` will have."""
-    request: ChatRequest
+    request: ChatRequest | TextRequest
+    """A chat request, or a raw text completion's."""
     started: float
     """Wall-clock time (Unix seconds)."""
 

@@ -39,8 +39,9 @@ class SchemaVersion:
         raise ValueError(msg)
 
 
-SCHEMA_VERSION = SchemaVersion(1, 1)
-"""This layout. 1.1 added `Trajectory.sample` and `Trajectory.agent` (1.0 kept them in `info`)."""
+SCHEMA_VERSION = SchemaVersion(1, 2)
+"""This layout. 1.1 added `Trajectory.sample` and `Trajectory.agent` (1.0 kept them in `info`); 1.2 added
+`ModelCall`'s `tokens`, `top_logprobs`, `requested_params`, `prompt` and `prompt_logprobs`."""
 
 
 class _ReadOnlyFields(dict[str, Any]):

@@ -126,6 +126,19 @@ class ModelCall(Record):
     """Token ids sampled, when known."""
     logprobs: tuple[float, ...] | None = None
     """Log-probability of each completion token, when known."""
+    tokens: tuple[str, ...] | None = None
+    """The text of each completion token (what OpenAI's ``logprobs.content[].token`` says), when known."""
+    top_logprobs: tuple[tuple[dict[str, Any], ...], ...] | None = None
+    """Per completion token, the most likely alternatives (``{"token", "logprob"}``, plus ``"id"`` when
+    known), when the caller asked for them (``top_logprobs``)."""
+    requested_params: dict[str, Any] | None = None
+    """The parameters the caller asked for (a native loop's own), where `params` is what was sent: the
+    user's explicit `Endpoint` parameters win over the loop's (None: recorded before 1.2)."""
+    prompt: str | None = None
+    """A raw text completion's prompt (its `messages` are then empty)."""
+    prompt_logprobs: tuple[dict[str, Any], ...] | None = None
+    """A scored prompt (``echo``), per prompt token: ``{"id", "token", "logprob", "top_logprobs"}``, the
+    logprob given the tokens before it (None for the first) and its most likely alternatives."""
     finish_reason: str | None = None
     """Why generation stopped (``stop``, ``length``, ``tool_calls``...)."""
     usage: dict[str, int] = attrs.field(factory=dict)

@@ -9,6 +9,7 @@ is never scored; a failing policy is ``policy_error`` scored 0).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import random
 import time
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -23,6 +24,7 @@ from nenyax.core.engine.answers import garbage_answer
 from nenyax.core.engine.policies import NullPolicy, Policy, RandomPolicy, ReferencePolicy, Turn
 from nenyax.core.errors import (
     EnvironmentFailure,
+    EpisodeInterrupted,
     InfraFailure,
     PolicyFailure,
     UnsupportedPolicyError,
@@ -96,8 +98,10 @@ def _in_process_call(request: ChatRequest, reply: Any, name: str) -> ModelCall:
     )
 
 
-def responder(env: NativeEnvironment, pol: Policy, task_id: str | None, rng_seed: str) -> Responder:
-    """How the proxy answers this episode's model calls with `pol`."""
+def responder(
+    env: NativeEnvironment, pol: Policy, task_id: str | None, rng_seed: str, recorder: EpisodeRecorder
+) -> Responder:
+    """How the proxy answers this episode's model calls with `pol` (`recorder` is the episode's)."""
     if isinstance(pol, Endpoint):
         return pol.send  # forwarded: the provider records token ids and logprobs
     if isinstance(pol, ReferencePolicy):
@@ -120,21 +124,43 @@ def responder(env: NativeEnvironment, pol: Policy, task_id: str | None, rng_seed
             return _in_process_call(request, text, name)
 
         return constant
+    return _PolicyResponder(pol, rng_seed, recorder)
 
-    async def act(request: ChatRequest) -> ModelCall:
-        # Any other policy sees the request's messages as its observation. A policy that makes its own
-        # model calls (a learner wrapping an Endpoint) makes them through the turn's recorder: a private
-        # one, whose last call is the answer; the episode's recorder records that answer once, as the
-        # proxy's call (so a call is never recorded twice).
+
+class _PolicyResponder:
+    """Any other policy (a learner's, a Python function) answering the loop's requests.
+
+    It sees the whole request (`Turn.request`: messages, tools, parameters). A policy that makes model
+    calls of its own makes them through the episode's recorder, so every one is in the trajectory, and
+    the last is the loop's answer; one that makes none is recorded as an in-process call.
+    """
+
+    records_itself = True
+    """The proxy does not record what this returns: the calls are in the episode's record already."""
+
+    def __init__(self, pol: Policy, rng_seed: str, recorder: EpisodeRecorder) -> None:
+        self.pol, self.rng_seed, self.recorder = pol, rng_seed, recorder
+        self.turns = 0
+
+    async def __call__(self, request: ChatRequest) -> ModelCall:
         messages = list(request.messages)
-        own = EpisodeRecorder()
-        turn = Turn(session=None, observation=messages, messages=messages, index=0, rng_seed=rng_seed, recorder=own)  # type: ignore[arg-type]
-        reply = await pol.act(turn)
-        if own.model_calls:
-            return own.model_calls[-1]
-        return _in_process_call(request, reply, pol.info.name)
-
-    return act
+        turn = Turn(
+            session=None,  # type: ignore[arg-type]
+            observation=messages,
+            messages=messages,
+            index=self.turns,
+            rng_seed=self.rng_seed,
+            recorder=self.recorder,
+            request=request,
+        )
+        self.turns += 1
+        made = len(self.recorder.model_calls)
+        started, clock = time.time(), time.perf_counter()
+        reply = await self.pol.act(turn)
+        if len(self.recorder.model_calls) > made:  # its own model calls, recorded as they were made
+            return self.recorder.model_calls[-1]
+        call = _in_process_call(request, reply, self.pol.info.name)
+        return self.recorder.add(request, call, started=started, duration_s=time.perf_counter() - clock)
 
 
 def _failure(exc: BaseException) -> Status:
@@ -192,7 +218,7 @@ async def run_native_episode(
     rng_seed = f"{task}:{seed}:{sample}"
     model = pol.model if isinstance(pol, Endpoint) else "nenyax"
     status, error, judgment, result = Status.OK, None, None, None
-    answer = responder(env, pol, task, rng_seed)
+    answer = responder(env, pol, task, rng_seed, recorder)
     async with proxy.episode(responder=answer, policy=pol, model=model, recorder=recorder) as route:
         episode = NativeEpisode(
             task_id=task,
@@ -205,18 +231,21 @@ async def run_native_episode(
         )
         try:
             async with asyncio.timeout(timeout):
-                result = await env.run(episode)
+                result = await _run_loop(env, episode)
         except ABORT:
             raise
         except TimeoutError:
             status, error = Status.TIMEOUT, f"The episode did not finish within {timeout} s."
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Ctrl-C: keep every call the loop made; the trajectory rides on the interrupt to whoever writes it.
+            status, error = Status.INTERRUPTED, "The run was interrupted (Ctrl-C) before the episode ended."
         except Exception as exc:  # noqa: BLE001 - whatever the environment raises is its failure, recorded
             status, error = _failure(exc), describe(exc)
     if result is not None:
         status, error, judgment = result.status, result.error, result.judgment
         if status is Status.OK and judgment is None:
             status, error = Status.VERIFIER_ERROR, error or "The environment finished without a judgment."
-    if route.failures:  # the model call failed first: that is why the episode went wrong, if it did
+    if route.failures and status is not Status.INTERRUPTED:  # the model call failed first: that is why
         status, error = route.failures[0]
     if status is Status.POLICY_ERROR:
         judgment = Judgment(score=0.0, passed=False, feedback=error or "", judge="nenyax:policy_error")
@@ -224,7 +253,7 @@ async def run_native_episode(
         judgment = None  # never a made-up score for a failure that was not the policy's
     ended = time.time()
     recorder.finish_tools(result.messages if result is not None else (), ended)
-    return Trajectory(
+    trajectory = Trajectory(
         env_uri=env.uri,
         manifest_digest=env.digest,
         mode=env.manifest.mode,
@@ -245,3 +274,18 @@ async def run_native_episode(
         info=dict(result.info) if result is not None else {},  # the environment's alone: nothing merged in
         id=recorder.id,
     )
+    if status is Status.INTERRUPTED:
+        raise EpisodeInterrupted(trajectory)
+    return trajectory
+
+
+async def _run_loop(env: NativeEnvironment, episode: NativeEpisode) -> NativeResult:
+    """The environment's loop: awaited when it is a coroutine; a synchronous one (lm-eval's harness)
+    runs on a worker thread, so the proxy answering its calls on this event loop is never blocked."""
+    if inspect.iscoroutinefunction(env.run):
+        return await env.run(episode)
+    # A timed-out thread cannot be stopped: it runs on, its calls refused once the route closes.
+    result = await asyncio.to_thread(env.run, episode)
+    if inspect.isawaitable(result):  # a plain function that returned a coroutine
+        return await result
+    return result

@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.contract.trajectory import PolicyInfo
 from nenyax.core.engine.session import Session
 from nenyax.core.errors import UsageError, did_you_mean
@@ -35,6 +36,9 @@ class Turn:
     """The episode's record: a model policy makes each call through
     ``await turn.recorder.model_call(request, send)``, which records it in the trajectory and
     publishes it to the run's observers (`Endpoint.act` does)."""
+    request: ChatRequest | None = None
+    """Rollout and task mode: the whole model request the native loop sent (its tools and parameters
+    too), which the policy answers; `session` is then None and `messages` the request's messages."""
 
     @property
     def rng(self) -> random.Random:

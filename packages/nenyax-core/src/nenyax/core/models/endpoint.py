@@ -6,13 +6,14 @@ import asyncio
 import os
 import time
 import weakref
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import attrs
 
-from nenyax.core.contract.chat import SAMPLING_KEYS, ChatRequest
+from nenyax.core.contract.chat import SAMPLING_KEYS, ChatRequest, Delta, TextRequest
 from nenyax.core.contract.trajectory import ModelCall, PolicyInfo
-from nenyax.core.errors import UnknownPluginError, UsageError
+from nenyax.core.errors import RequestRefused, UnknownPluginError, UsageError
 from nenyax.core.plugins.provider import Provider
 from nenyax.core.plugins.registry import Registry, default_registry
 
@@ -201,20 +202,64 @@ class Endpoint:
         """Send one request with this endpoint's model and sampling parameters."""
         return await self.send(ChatRequest(model=self.model, messages=tuple(messages), tools=tools))
 
-    async def send(self, request: ChatRequest) -> ModelCall:
-        """Send `request` as this endpoint's model; its own sampling parameters win over the endpoint's."""
-        request = attrs.evolve(request, model=self.model, params={**self.params, **request.params})
-        async with self._gate():
-            return await self.provider.complete(request)
+    def _sent(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The parameters sent for a caller's `params`: the user's explicit ones win over the caller's (a
+        native loop's own temperature does not override ``Endpoint(..., temperature=0.9)``); the caller's
+        others pass. A field the provider cannot honour is refused here, in one sentence."""
+        sent = {**params, **self.params}
+        honours = getattr(self.provider, "honours", None)
+        if honours is not None:
+            refused = sorted(set(sent) - set(honours))
+            if refused:
+                msg = (
+                    f"The {self.provider_name!r} provider cannot honour {', '.join(map(repr, refused))} "
+                    f"(it honours {', '.join(sorted(honours))})."
+                )
+                raise RequestRefused(msg)
+        return sent
 
-    async def text_completion(self, body: dict[str, Any]) -> dict[str, Any]:
-        """Forward a raw ``/completions`` body (echo + logprobs) as this endpoint's model, if the provider can."""
-        forward = getattr(self.provider, "text_completion", None)
-        if forward is None:
-            msg = f"The {self.provider_name!r} provider cannot score prompts (no /completions support)."
-            raise UsageError(msg)
+    async def send(self, request: ChatRequest) -> ModelCall:
+        """Send `request` as this endpoint's model (parameters as `_sent` says); the call records both
+        what was asked (`ModelCall.requested_params`) and what was sent (`ModelCall.params`)."""
+        asked = dict(request.params)
+        request = attrs.evolve(request, model=self.model, params=self._sent(asked))
         async with self._gate():
-            return await forward({**body, "model": self.model})  # type: ignore[no-any-return]
+            call = await self.provider.complete(request)
+        return attrs.evolve(call, requested_params=asked)
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[Delta | ModelCall]:
+        """`send`, as the reply is produced: `Delta` pieces, then the recorded call last.
+
+        A provider that cannot stream answers in one piece (the whole reply, then the call).
+        """
+        asked = dict(request.params)
+        request = attrs.evolve(request, model=self.model, params=self._sent(asked))
+        stream = getattr(self.provider, "stream", None)
+        async with self._gate():
+            if stream is None:
+                call = await self.provider.complete(request)
+                yield Delta(text=str(call.response.get("content") or ""), tool_calls=())
+                yield attrs.evolve(call, requested_params=asked)
+                return
+            async for item in stream(request):
+                yield attrs.evolve(item, requested_params=asked) if isinstance(item, ModelCall) else item
+
+    async def complete_text(self, request: TextRequest) -> ModelCall:
+        """A raw text completion (no chat template) as this endpoint's model, if its provider has them."""
+        complete_text = getattr(self.provider, "complete_text", None)
+        if complete_text is None:
+            msg = f"The {self.provider_name!r} provider serves chat only: it cannot continue a raw text prompt."
+            raise RequestRefused(msg)
+        asked = dict(request.params)
+        request = attrs.evolve(request, model=self.model, params=self._sent(asked))
+        async with self._gate():
+            call: ModelCall = await complete_text(request)
+        return attrs.evolve(call, requested_params=asked)
+
+    def detokenize(self, token_ids: Sequence[int]) -> str | None:
+        """The text of `token_ids` as the model's tokenizer decodes them (None when the provider cannot say)."""
+        detokenize = getattr(self.provider, "detokenize", None)
+        return None if detokenize is None else str(detokenize(self.model, token_ids))
 
     async def act(self, turn: Any) -> str:
         """Reply to the transcript; the call is recorded by the turn's episode recorder."""

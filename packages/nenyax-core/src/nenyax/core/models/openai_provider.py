@@ -17,16 +17,23 @@ import random
 import socket
 import urllib.parse
 import weakref
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
 import orjson
 
-from nenyax.core.contract.chat import ChatRequest
+from nenyax.core.contract.chat import ChatRequest, Delta, TextRequest
 from nenyax.core.contract.trajectory import ModelCall
-from nenyax.core.errors import InfraFailure, UsageError
-from nenyax.core.models.openai_wire import StreamAssembler, parse_response, parse_sse_line, request_body
+from nenyax.core.errors import InfraFailure, RequestRefused, UsageError
+from nenyax.core.models.openai_wire import (
+    StreamAssembler,
+    parse_response,
+    parse_sse_line,
+    parse_text_response,
+    request_body,
+    text_request_body,
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -76,7 +83,7 @@ class OpenAIProvider:
         self.on_retry = on_retry
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self.max_retries, self.backoff, self.max_backoff = max_retries, backoff, max_backoff
-        self.stream = stream
+        self.stream_completions = stream
         # Real OpenAI rejects unknown body fields; vLLM-style servers return exact ids when asked.
         self.token_ids = token_ids if token_ids is not None else "api.openai.com" not in self.base_url
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = (
@@ -104,14 +111,59 @@ class OpenAIProvider:
         """One chat completion, retried on transient failures."""
 
         def body() -> dict[str, Any]:  # rebuilt per attempt: token_ids may be switched off
-            return request_body(request, token_ids=self.token_ids, stream=self.stream)
+            return request_body(request, token_ids=self.token_ids, stream=self.stream_completions)
 
-        data = await self._with_retries("/chat/completions", body, stream=self.stream)
+        data = await self._with_retries("/chat/completions", body, stream=self.stream_completions)
         return parse_response(data, request, where=self.base_url, provider=self.name)
 
-    async def text_completion(self, body: dict[str, Any]) -> dict[str, Any]:
-        """Forward a raw ``/completions`` body (e.g. echo + logprobs for loglikelihoods); return the JSON."""
-        return await self._with_retries("/completions", lambda: {**body, "stream": False}, stream=False)
+    async def complete_text(self, request: TextRequest) -> ModelCall:
+        """One raw text completion (``/completions``; with echo, the prompt's logprobs), retried like a chat call."""
+
+        def body() -> dict[str, Any]:
+            return text_request_body(request, token_ids=self.token_ids)
+
+        data = await self._with_retries("/completions", body, stream=False)
+        return parse_text_response(data, request, where=self.base_url, provider=self.name)
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[Delta | ModelCall]:
+        """The reply chunk by chunk as the server streams it, then the recorded call.
+
+        Retried like `complete` until the first chunk arrives; a stream that breaks after that raises
+        `InfraFailure` (what was already passed on cannot be taken back).
+        """
+        url = f"{self.base_url}/chat/completions"
+        for attempt in range(self.max_retries + 1):
+            assembler = StreamAssembler()
+            started = False
+            try:
+                body = request_body(request, token_ids=self.token_ids, stream=True)
+                async with self._session().post(url, data=orjson.dumps(body), headers=_JSON) as response:
+                    if response.status != 200:
+                        await self._refuse(response)
+                    if response.content_type == "application/json":  # a server that does not stream
+                        call = parse_response(await response.json(), request, where=self.base_url, provider=self.name)
+                        yield Delta(text=str(call.response.get("content") or ""))
+                        yield call
+                        return
+                    async for line in response.content:
+                        delta = parse_sse_line(line, assembler, self.base_url)
+                        if delta is not None and (delta.text or delta.token_ids or delta.tool_calls):
+                            started = True
+                            yield delta
+                if not assembler.done:
+                    raise _Retry("the stream ended before [DONE]")
+            except (_Retry, aiohttp.ClientError, TimeoutError) as exc:
+                if started or attempt == self.max_retries:
+                    msg = (
+                        f"The model server at {self.base_url} broke off a streamed reply ({type(exc).__name__}: {exc})."
+                    )
+                    raise InfraFailure(msg) from exc
+                wait = exc.wait if isinstance(exc, _Retry) and exc.wait is not None else self._delay(attempt)
+                LOG.warning("The stream from %s failed (%s); retrying in %.1f s.", self.base_url, exc, wait)
+                await asyncio.sleep(wait)
+                continue
+            yield parse_response(assembler.result(), request, where=self.base_url, provider=self.name)
+            return
 
     async def _with_retries(self, path: str, body: Any, *, stream: bool) -> dict[str, Any]:
         url = f"{self.base_url}{path}"
@@ -170,6 +222,9 @@ class OpenAIProvider:
         if status in _RETRY_STATUS or status >= 500:
             wait = _retry_after(response.headers.get("Retry-After"))
             raise _Retry(f"HTTP {status}: {text}", wait=wait)
+        if status in (400, 422):  # the server refused what the caller asked: retrying cannot change it
+            msg = f"The model server at {self.base_url} refused the request (HTTP {status}): {text.strip()}"
+            raise RequestRefused(msg)
         if status in _USER_STATUS:
             msg = f"The model server at {self.base_url} {_USER_STATUS[status]} (HTTP {status}): {text.strip()}"
             raise UsageError(msg)

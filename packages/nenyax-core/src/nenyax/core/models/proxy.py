@@ -19,14 +19,22 @@ import attrs
 import orjson
 from aiohttp import web
 
-from nenyax.core.contract.chat import SAMPLING_KEYS, ChatRequest
+from nenyax.core.contract.chat import WIRE_KEYS, ChatRequest, Delta, TextRequest
 from nenyax.core.contract.trajectory import ModelCall, Status, new_id
-from nenyax.core.errors import InfraFailure, NenyaxError, PolicyFailure
+from nenyax.core.errors import InfraFailure, NenyaxError, PolicyFailure, RequestRefused
 from nenyax.core.models.endpoint import Endpoint
-from nenyax.core.models.openai_wire import completion_chunks, completion_json
+from nenyax.core.models.openai_wire import (
+    chunk_json,
+    completion_chunks,
+    completion_json,
+    final_chunk,
+    text_completion_json,
+)
 from nenyax.core.models.recorder import EpisodeRecorder
 
 Responder = Callable[[ChatRequest], Awaitable[ModelCall]]
+"""Answers one chat request. The route's recorder records what it returns, unless it has a true
+``records_itself`` attribute (it records its calls in the episode's recorder itself)."""
 
 
 def as_responder(policy: Any) -> Responder:
@@ -90,7 +98,9 @@ class _Refused(Exception):
 
 
 def _record(route: EpisodeRoute, exc: Exception) -> _Refused:
-    """Classify a responder's failure for the episode: infrastructure, or the policy's own."""
+    """Classify a responder's failure for the episode: a refused request, infrastructure, or the policy's own."""
+    if isinstance(exc, RequestRefused):  # the loop asked for what cannot be honoured: its to handle, not ours
+        return _Refused(400, str(exc))
     if isinstance(exc, InfraFailure):
         route.failures.append((Status.INFRA_ERROR, str(exc)))
         return _Refused(502, str(exc))
@@ -103,7 +113,8 @@ def _record(route: EpisodeRoute, exc: Exception) -> _Refused:
 
 
 def _error(status: int, message: str) -> web.Response:
-    body = {"error": {"message": message, "type": "nenyax_proxy_error", "code": status}}
+    kind = "invalid_request_error" if status == 400 else "nenyax_proxy_error"  # OpenAI's type for a 400
+    body = {"error": {"message": message, "type": kind, "code": status}}
     return web.json_response(body, status=status, dumps=lambda o: orjson.dumps(o).decode())
 
 
@@ -111,19 +122,121 @@ def _json(data: Any) -> web.Response:
     return web.Response(body=orjson.dumps(data), content_type="application/json")
 
 
+MAX_CHOICES = 128
+"""The most choices (``n``) one request may ask for."""
+
+
+def _params(body: dict[str, Any], wire: frozenset[str]) -> dict[str, Any]:
+    """Every field of `body` that is a parameter (not one of `wire`), OpenAI's renamed limits folded in."""
+    params = {k: v for k, v in body.items() if k not in wire}
+    for alias in ("max_completion_tokens", "max_output_tokens"):
+        if alias in params:
+            value = params.pop(alias)
+            params.setdefault("max_tokens", value)
+    if params.get("top_logprobs") is not None and not body.get("logprobs", True):
+        raise _Refused(400, "top_logprobs needs logprobs=true.")
+    return params
+
+
+def _choices(body: dict[str, Any]) -> int:
+    n = body.get("n", 1)
+    if n is None:
+        return 1
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_CHOICES:
+        raise _Refused(400, f"'n' must be an integer from 1 to {MAX_CHOICES}, not {n!r}.")
+    return n
+
+
+def _responses_tools(body: dict[str, Any]) -> tuple[tuple[dict[str, Any], ...], Any]:
+    """Responses' flat function tools and tool_choice, in the chat shape."""
+    tools = []
+    for tool in body.get("tools") or ():
+        if not isinstance(tool, dict) or tool.get("type") != "function":
+            kind = tool.get("type") if isinstance(tool, dict) else type(tool).__name__
+            raise _Refused(400, f"This proxy serves function tools only, not {kind!r} tools.")
+        function = {k: tool[k] for k in ("name", "description", "parameters", "strict") if k in tool}
+        tools.append({"type": "function", "function": function})
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        choice = {"type": "function", "function": {"name": choice.get("name")}}
+    return tuple(tools), choice
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):  # [{"type": "input_text", "text": ...}, ...]
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return "" if content is None else str(content)
+
+
 def _messages_from_responses_input(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Responses input items as chat messages: function calls join an assistant message, outputs are tool messages."""
     messages: list[dict[str, Any]] = []
     if body.get("instructions"):
         messages.append({"role": "system", "content": body["instructions"]})
     items = body.get("input", "")
     if isinstance(items, str):
         return [*messages, {"role": "user", "content": items}]
+    if not isinstance(items, list):
+        raise _Refused(400, "'input' must be a string or a list of input items.")
     for item in items:
-        content = item.get("content", "")
-        if isinstance(content, list):  # [{"type": "input_text", "text": ...}, ...]
-            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
-        messages.append({"role": item.get("role", "user"), "content": content})
+        if not isinstance(item, dict):
+            raise _Refused(400, f"Each input item must be an object, not {type(item).__name__}.")
+        kind = item.get("type", "message")
+        if kind == "message":
+            messages.append({"role": item.get("role", "user"), "content": _text(item.get("content"))})
+        elif kind == "function_call":
+            call = {
+                "id": item.get("call_id") or item.get("id"),
+                "type": "function",
+                "function": {"name": item.get("name"), "arguments": item.get("arguments") or ""},
+            }
+            last = messages[-1] if messages else None
+            if last is not None and last["role"] == "assistant" and (last.get("tool_calls") or not last["content"]):
+                last.setdefault("tool_calls", []).append(call)
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif kind == "function_call_output":
+            output = item.get("output")
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": item.get("call_id"),
+                    "content": output if isinstance(output, str) else _text(output),
+                }
+            )
+        elif kind == "reasoning":
+            continue  # the model's own earlier reasoning summary: nothing a chat model is sent
+        else:
+            raise _Refused(400, f"This proxy cannot carry {kind!r} input items (messages and function calls only).")
     return messages
+
+
+def _responses_output(call: ModelCall) -> list[dict[str, Any]]:
+    output: list[dict[str, Any]] = []
+    text = call.response.get("content")
+    if text or not call.response.get("tool_calls"):
+        output.append(
+            {
+                "type": "message",
+                "id": f"msg_{new_id()}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": str(text or ""), "annotations": []}],
+            }
+        )
+    for tool_call in call.response.get("tool_calls") or ():
+        function = tool_call.get("function") or {}
+        output.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{new_id()}",
+                "call_id": tool_call.get("id") or f"call_{new_id()}",
+                "name": function.get("name"),
+                "arguments": function.get("arguments") or "",
+                "status": "completed",
+            }
+        )
+    return output
 
 
 class RecordingProxy:
@@ -229,27 +342,32 @@ class RecordingProxy:
             return _error(400, "The request body must be a JSON object.")
         return route, body
 
-    async def _answer(self, route: EpisodeRoute, messages: list[dict[str, Any]], body: dict[str, Any]) -> ModelCall:
-        params = {k: v for k, v in body.items() if k in SAMPLING_KEYS}
-        if "max_completion_tokens" in body:
-            params.setdefault("max_tokens", body["max_completion_tokens"])
-        if "max_output_tokens" in body:
-            params.setdefault("max_tokens", body["max_output_tokens"])
-        request = ChatRequest(
-            model=str(body.get("model") or route.model),
-            messages=tuple(messages),
-            tools=tuple(body.get("tools") or ()),
-            params=params,
-        )
+    async def _recorded(
+        self, route: EpisodeRoute, request: Any, send: Callable[[Any], Awaitable[ModelCall]]
+    ) -> ModelCall:
+        """One call answered by `send` and recorded on the route (cancelled if the episode closes first)."""
         task = asyncio.current_task()
         if task is not None:
             route.inflight.add(task)
         try:
-            return await route.recorder.model_call(request, route.responder)
+            if getattr(send, "records_itself", False):  # e.g. a policy whose own model calls are the record
+                return await send(request)
+            return await route.recorder.model_call(request, send)
         except Exception as exc:
             raise _record(route, exc) from exc
         finally:
             route.inflight.discard(task)
+
+    async def _answer(self, route: EpisodeRoute, request: ChatRequest, n: int) -> list[ModelCall]:
+        """`n` choices for `request`, each its own recorded call (a seeded request's i-th sample uses seed + i)."""
+        if n == 1:
+            return [await self._recorded(route, request, route.responder)]
+        requests = [request] * n
+        seed = request.params.get("seed")
+        if isinstance(seed, int) and not isinstance(seed, bool):
+            requests = [attrs.evolve(request, params={**request.params, "seed": seed + i}) for i in range(n)]
+        # Concurrent: the embedded model decodes them as one batch, a remote server as n requests.
+        return list(await asyncio.gather(*(self._recorded(route, r, route.responder) for r in requests)))
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         found = await self._route_and_body(request)
@@ -260,88 +378,117 @@ class RecordingProxy:
         if not isinstance(messages, list) or not messages:
             return _error(400, "'messages' must be a non-empty list.")
         try:
-            call = await self._answer(route, messages, body)
+            n = _choices(body)
+            chat = ChatRequest(
+                model=str(body.get("model") or route.model),
+                messages=tuple(messages),
+                tools=tuple(body.get("tools") or ()),
+                params=_params(body, WIRE_KEYS),
+            )
+            if body.get("stream") and n == 1 and isinstance(route.policy, Endpoint):
+                return await self._stream_chat(request, route, chat, route.policy)
+            calls = await self._answer(route, chat, n)
         except _Refused as exc:
             return _error(exc.status, str(exc))
-        completion = completion_json(call, model=str(body.get("model") or route.model))
+        completion = completion_json(calls, model=str(body.get("model") or route.model))
         if not body.get("stream"):
             return _json(completion)
-        stream = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-        await stream.prepare(request)
+        # An in-process policy (or n > 1): its whole reply is ready at once; sent as one chunk per choice.
+        stream = await _event_stream(request)
         for chunk in completion_chunks(completion):
-            await stream.write(b"data: " + orjson.dumps(chunk) + b"\n\n")
+            await stream.write(_event(chunk))
         await stream.write(b"data: [DONE]\n\n")
         await stream.write_eof()
         return stream
+
+    async def _stream_chat(
+        self, request: web.Request, route: EpisodeRoute, chat: ChatRequest, endpoint: Endpoint
+    ) -> web.StreamResponse:
+        """Pass the endpoint's reply on as it is produced; the call is recorded as it would be unstreamed.
+
+        The response starts with the first piece, so a call that fails before one is an HTTP error;
+        one that fails after ends the stream with an error event (the OpenAI client raises on it).
+        """
+        opened: list[web.StreamResponse] = []
+        head = {"id": f"chatcmpl-{new_id()}", "created": int(time.time()), "model": chat.model}
+
+        async def send(req: ChatRequest) -> ModelCall:
+            async for item in endpoint.stream(req):
+                if isinstance(item, ModelCall):
+                    return item
+                if not opened:
+                    opened.append(await _event_stream(request))
+                    await opened[0].write(_event(chunk_json(head, item, first=True)))
+                else:
+                    await opened[0].write(_event(chunk_json(head, item)))
+            msg = f"The {endpoint.provider_name!r} provider's stream ended without its recorded call."
+            raise InfraFailure(msg)
+
+        try:
+            call = await self._recorded(route, chat, send)
+        except _Refused as exc:
+            if not opened:
+                return _error(exc.status, str(exc))
+            error = {"error": {"message": str(exc), "type": "nenyax_proxy_error", "code": exc.status}}
+            await opened[0].write(_event(error))
+            await opened[0].write_eof()
+            return opened[0]
+        if not opened:  # an empty reply: the role chunk still comes first
+            opened.append(await _event_stream(request))
+            await opened[0].write(_event(chunk_json(head, Delta(), first=True)))
+        await opened[0].write(_event(final_chunk(head, [call])))
+        await opened[0].write(b"data: [DONE]\n\n")
+        await opened[0].write_eof()
+        return opened[0]
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         found = await self._route_and_body(request)
         if isinstance(found, web.Response):
             return found
         route, body = found
-        prompt = body.get("prompt", "")
-        if not isinstance(prompt, str):
-            return _error(400, "This proxy serves /v1/completions for a single string prompt.")
-        if body.get("echo") and body.get("logprobs") is not None:
-            if not isinstance(route.policy, Endpoint):
-                return _error(400, "echo with logprobs needs a model server that scores prompts; this model cannot.")
-            return await self._scored_prompt(route, body, prompt)
         try:
-            call = await self._answer(route, [{"role": "user", "content": prompt}], body)
+            if body.get("stream"):
+                raise _Refused(400, "This proxy answers /v1/completions without streaming; send stream=false.")
+            prompts = _prompts(body.get("prompt", ""))
+            n = _choices(body)
+            top = body.get("logprobs")
+            if top is not None and (isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= 20):
+                raise _Refused(
+                    400, f"'logprobs' on /v1/completions is a number of alternatives from 0 to 20, not {top!r}."
+                )
+            echo = bool(body.get("echo"))
+            params = _params(body, frozenset({"model", "prompt", "stream", "stream_options", "logprobs", "echo", "n"}))
+            model = str(body.get("model") or route.model)
+            calls: list[ModelCall] = []
+            for prompt in prompts:
+                text = TextRequest(model=model, prompt=prompt, params=params, echo=echo, top_logprobs=top or 0)
+                calls.extend(await self._text_answer(route, text, n))
         except _Refused as exc:
             return _error(exc.status, str(exc))
-        choice: dict[str, Any] = {
-            "index": 0,
-            "text": (prompt if body.get("echo") else "") + str(call.response.get("content") or ""),
-            "finish_reason": call.finish_reason or "stop",
-            "logprobs": None,
-        }
-        if call.logprobs is not None and body.get("logprobs") is not None:
-            choice["logprobs"] = {"token_logprobs": list(call.logprobs), "tokens": [], "top_logprobs": None}
-        return _json(
-            {
-                "id": f"cmpl-{new_id()}",
-                "object": "text_completion",
-                "created": int(time.time()),
-                "model": body.get("model") or route.model,
-                "choices": [choice],
-                "usage": call.usage,
-            }
-        )
+        return _json(text_completion_json(calls, model=model, echo=echo, logprobs=top is not None))
 
-    async def _scored_prompt(self, route: EpisodeRoute, body: dict[str, Any], prompt: str) -> web.Response:
-        endpoint = route.policy
-        answered: dict[str, Any] = {}
-
-        async def score(request: ChatRequest) -> ModelCall:
-            data = await endpoint.text_completion(body)
-            try:
-                choice = data["choices"][0]
-                text = str(choice.get("text", ""))
-                finish = choice.get("finish_reason")
-            except (KeyError, IndexError, TypeError, AttributeError) as exc:
-                raise InfraFailure(f"The model server's completion is malformed ({exc!r}).") from exc
-            answered["data"] = data
-            return ModelCall(
-                messages=request.messages,
-                response={"role": "assistant", "content": text},
-                provider=endpoint.provider_name,
-                model=endpoint.model,
-                params=dict(request.params),
-                finish_reason=finish,
+    async def _text_answer(self, route: EpisodeRoute, request: TextRequest, n: int) -> list[ModelCall]:
+        """A raw prompt continued by the endpoint (`Endpoint.complete_text`); an in-process policy, which
+        knows only chat, is asked with the prompt as one user message (and cannot score a prompt)."""
+        endpoint = route.policy if isinstance(route.policy, Endpoint) else None
+        if endpoint is None:
+            if request.echo:
+                raise _Refused(400, "echo needs a model that scores prompts; this episode's policy is no model.")
+            text = request.prompt if isinstance(request.prompt, str) else None
+            if text is None:
+                raise _Refused(
+                    400, "Token-id prompts need a model with a tokenizer; this episode's policy is no model."
+                )
+            chat = ChatRequest(
+                model=request.model, messages=({"role": "user", "content": text},), params=request.params
             )
+            calls = await self._answer(route, chat, n)
+            return [attrs.evolve(call, prompt=text) for call in calls]
 
-        request = ChatRequest(
-            model=endpoint.model,
-            messages=({"role": "user", "content": prompt},),
-            params={k: v for k, v in body.items() if k in SAMPLING_KEYS},
-        )
-        try:
-            await route.recorder.model_call(request, score)
-        except Exception as exc:  # noqa: BLE001 - whatever the policy raises is answered and recorded
-            refused = _record(route, exc)
-            return _error(refused.status, str(refused))
-        return _json(answered["data"])
+        async def send(req: TextRequest) -> ModelCall:
+            return await endpoint.complete_text(req)
+
+        return list(await asyncio.gather(*(self._recorded(route, request, send) for _ in range(n))))
 
     async def _responses(self, request: web.Request) -> web.StreamResponse:
         found = await self._route_and_body(request)
@@ -349,14 +496,23 @@ class RecordingProxy:
             return found
         route, body = found
         try:
+            if body.get("stream"):
+                raise _Refused(400, "This proxy answers /v1/responses without streaming; send stream=false.")
+            if body.get("previous_response_id"):
+                raise _Refused(400, "This proxy keeps no responses: send the whole input, not previous_response_id.")
             messages = _messages_from_responses_input(body)
-        except (AttributeError, TypeError) as exc:
-            return _error(400, f"'input' must be a string or a list of message objects ({exc}).")
-        try:
-            call = await self._answer(route, messages, body)
+            tools, tool_choice = _responses_tools(body)
+            wire = frozenset({"model", "input", "instructions", "tools", "tool_choice", "stream", "store", "n"})
+            params = _params(body, wire)
+            if tool_choice is not None:
+                params["tool_choice"] = tool_choice
+            chat = ChatRequest(
+                model=str(body.get("model") or route.model), messages=tuple(messages), tools=tools, params=params
+            )
+            [call] = await self._answer(route, chat, 1)
         except _Refused as exc:
             return _error(exc.status, str(exc))
-        text = str(call.response.get("content") or "")
+        output = _responses_output(call)
         return _json(
             {
                 "id": f"resp_{new_id()}",
@@ -364,16 +520,11 @@ class RecordingProxy:
                 "created_at": int(time.time()),
                 "status": "completed",
                 "model": body.get("model") or route.model,
-                "output": [
-                    {
-                        "type": "message",
-                        "id": f"msg_{new_id()}",
-                        "role": "assistant",
-                        "status": "completed",
-                        "content": [{"type": "output_text", "text": text, "annotations": []}],
-                    }
-                ],
-                "output_text": text,
+                "output": output,
+                "output_text": str(call.response.get("content") or ""),
+                "parallel_tool_calls": True,
+                "tool_choice": body.get("tool_choice", "auto"),
+                "tools": body.get("tools") or [],
                 "usage": {
                     "input_tokens": call.usage.get("prompt_tokens", 0),
                     "output_tokens": call.usage.get("completion_tokens", 0),
@@ -387,3 +538,32 @@ class RecordingProxy:
         if route is None:
             return _error(404, "No open episode has this path prefix.")
         return _json({"object": "list", "data": [{"id": route.model, "object": "model", "owned_by": "nenyax"}]})
+
+
+def _prompts(prompt: Any) -> list[str | tuple[int, ...]]:
+    """``prompt`` as the list of prompts it is: a string, token ids, or a list of either."""
+    if isinstance(prompt, str):
+        return [prompt]
+    if isinstance(prompt, list) and prompt and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt):
+        return [tuple(prompt)]
+    if isinstance(prompt, list) and prompt:
+        found: list[str | tuple[int, ...]] = []
+        for item in prompt:
+            if isinstance(item, str):
+                found.append(item)
+            elif isinstance(item, list) and all(isinstance(t, int) and not isinstance(t, bool) for t in item):
+                found.append(tuple(item))
+            else:
+                raise _Refused(400, "'prompt' must be a string, token ids, or a list of strings or of token-id lists.")
+        return found
+    raise _Refused(400, "'prompt' must be a string, token ids, or a list of strings or of token-id lists.")
+
+
+async def _event_stream(request: web.Request) -> web.StreamResponse:
+    stream = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await stream.prepare(request)
+    return stream
+
+
+def _event(data: Any) -> bytes:
+    return b"data: " + orjson.dumps(data) + b"\n\n"

@@ -19,12 +19,13 @@ from typing import Any
 import attrs
 import orjson
 
-from nenyax.core.contract.chat import ChatRequest
+from nenyax.core.contract.chat import ChatRequest, TextRequest
 from nenyax.core.contract.events import NO_OBSERVERS, ModelCallEnded, ModelCallStarted, Observers, ToolCalled
 from nenyax.core.contract.failures import describe
 from nenyax.core.contract.trajectory import ModelCall, ToolCall, new_id
 
-Send = Callable[[ChatRequest], Awaitable[ModelCall]]
+Send = Callable[[Any], Awaitable[ModelCall]]
+"""Sends a request (a `ChatRequest`, or a `TextRequest` for a raw completion) and returns the call."""
 
 UNANSWERED = "The native loop sent no tool message answering this call."
 """The error of a native tool call whose answer never came."""
@@ -55,7 +56,7 @@ class EpisodeRecorder:
         self.tool_calls: list[ToolCall] = []
         self._asked: dict[str, _Asked] = {}
 
-    async def model_call(self, request: ChatRequest, send: Send) -> ModelCall:
+    async def model_call(self, request: ChatRequest | TextRequest, send: Send) -> ModelCall:
         """Send `request` with `send`, and record the call it returns (its id, start and duration stamped here).
 
         A failed call is published as ended with its error, and raised; it is not recorded as a call.
@@ -64,7 +65,7 @@ class EpisodeRecorder:
         started = time.time()
         clock = time.perf_counter()
         if self._asked:
-            self.answered_in(request.messages, started)
+            self.answered_in(getattr(request, "messages", ()), started)
         observers = self.observers
         if observers.model_call_started:
             event = ModelCallStarted(trajectory_id=self.id, call_id=call_id, request=request, started=started)
@@ -83,14 +84,32 @@ class EpisodeRecorder:
                 observers.publish(observers.model_call_ended, ended)
             raise
         call = attrs.evolve(call, id=call_id, started=started, duration_s=time.perf_counter() - clock)
+        self._keep(call)
+        return call
+
+    def add(self, request: ChatRequest, call: ModelCall, *, started: float, duration_s: float) -> ModelCall:
+        """Record a call answered without `model_call` (an in-process policy's reply, timed by its caller);
+        it is published as started and ended now."""
+        call_id = new_id()
+        if self._asked:
+            self.answered_in(request.messages, started)
+        observers = self.observers
+        if observers.model_call_started:
+            event = ModelCallStarted(trajectory_id=self.id, call_id=call_id, request=request, started=started)
+            observers.publish(observers.model_call_started, event)
+        call = attrs.evolve(call, id=call_id, started=started, duration_s=duration_s)
+        self._keep(call)
+        return call
+
+    def _keep(self, call: ModelCall) -> None:
         self.model_calls.append(call)
         tool_calls = call.response.get("tool_calls")
         if tool_calls:
             self._ask(call, tool_calls)
+        observers = self.observers
         if observers.model_call_ended:
-            done = ModelCallEnded(trajectory_id=self.id, call_id=call_id, call=call, duration_s=call.duration_s)
+            done = ModelCallEnded(trajectory_id=self.id, call_id=call.id, call=call, duration_s=call.duration_s)
             observers.publish(observers.model_call_ended, done)
-        return call
 
     def tool_call(self, call: ToolCall) -> None:
         """Record a finished tool call and publish it."""

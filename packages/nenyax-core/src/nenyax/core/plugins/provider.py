@@ -13,9 +13,19 @@ if TYPE_CHECKING:
 class Provider(Protocol):
     """Sends chat requests; built by the plugin's factory from the Endpoint's keyword options.
 
-    A provider that must load something before its first reply (an in-process model's weights) may
-    also define ``prepare(model: str) -> None``: load it now, synchronously, so the caller can show
-    that wait on its own and the first call's latency is the call's alone (`Endpoint.prepare`).
+    Optional members, each found with ``getattr`` (an `Endpoint` says in one sentence when one is missing):
+
+    - ``honours: frozenset[str]``: the request fields (`ChatRequest.params` keys) it can honour. A request
+      with any other field is refused before it is sent (`RequestRefused`). Absent: it forwards every
+      field to a server that decides (the ``openai`` provider), and what that server refuses is refused.
+    - ``prepare(model: str) -> None``: load what the first reply would wait for (an in-process model's
+      weights) now, synchronously, so the caller can show that wait on its own (`Endpoint.prepare`).
+    - ``async complete_text(request: TextRequest) -> ModelCall``: a raw text completion (no chat
+      template), recorded like a chat call; with ``request.echo`` the prompt's logprobs too.
+    - ``stream(request: ChatRequest) -> AsyncIterator[Delta | ModelCall]``: the reply as it is produced,
+      `Delta` by `Delta`, then the whole recorded call last (what `complete` would have returned).
+    - ``detokenize(model: str, token_ids: Sequence[int]) -> str``: the text of token ids, as the model's
+      tokenizer decodes them (the token-fidelity check compares it with the recorded text).
     """
 
     async def complete(self, request: ChatRequest) -> ModelCall:
@@ -23,8 +33,9 @@ class Provider(Protocol):
 
         Raise `InfraFailure` (one sentence) when the transport or server fails after retries, or
         the server's response is malformed: the episode then ends ``infra_error``, never scored.
-        Raise `UsageError` for what retrying cannot fix (no API key, a rejected key, an unknown
-        model). Must work from any event loop; keep one connection pool per loop, not one per call.
+        Raise `RequestRefused` for a request it cannot honour (a field or a value), `UsageError` for what
+        retrying cannot fix (no API key, a rejected key, an unknown model). Must work from any event
+        loop; keep one connection pool per loop, not one per call.
         """
         ...
 

@@ -15,7 +15,7 @@ import attrs
 import torch
 
 from nenyax.providers.local.constrain import ChoiceConstraint
-from nenyax.providers.local.sampling import Sampler, logprob
+from nenyax.providers.local.sampling import Sampler, logprob, top_logprobs
 
 
 @attrs.define
@@ -35,6 +35,11 @@ class Row:
     """guided_choice: the reply must be one of these token sequences."""
     abandoned: threading.Event = attrs.Factory(threading.Event)
     """Set when nobody waits for this reply any more (a timeout, Ctrl-C): it leaves the batch at the next token."""
+    top_k: int = 0
+    """How many most likely alternatives to keep per sampled token (``top_logprobs``)."""
+    alternatives: list[list[tuple[int, float]]] = attrs.Factory(list)
+    on_token: Callable[[int, float], None] | None = None
+    """Called on the decoding thread with each sampled token and its logprob (streaming)."""
 
 
 def _finish_reason(seq: Row, token: int, eos_ids: frozenset[int], decode: Callable[[list[int]], str]) -> str | None:
@@ -107,7 +112,11 @@ def generate(
                 token = seq.sampler.choose(logits[row], allowed, banned)
                 seq.completion.append(token)
                 seq.logprobs.append(logprob(logits[row], token))
+                if seq.top_k:
+                    seq.alternatives.append(top_logprobs(logits[row], seq.top_k))
                 seq.finish_reason = _finish_reason(seq, token, eos_ids, decode)
+                if seq.on_token is not None:
+                    seq.on_token(token, seq.logprobs[-1])
                 if seq.finish_reason is None:
                     keep.append(row)
                     tokens.append(token)
@@ -121,3 +130,15 @@ def generate(
             mask = torch.cat([mask, torch.ones((len(live), 1), dtype=torch.long)], dim=1)
             positions = positions[:, -1:] + 1
             logits = forward(torch.tensor(tokens).unsqueeze(1))
+
+
+def score_prompt(model: Any, prompt_ids: Sequence[int], top_k: int) -> list[tuple[float, list[tuple[int, float]]]]:
+    """One forward pass over a prompt: for each token after the first, its raw logprob given the tokens
+    before it and the `top_k` most likely tokens there (what an ``echo`` completion reports)."""
+    with torch.inference_mode():
+        ids = torch.tensor([list(prompt_ids)], device=model.device)
+        logits = model(input_ids=ids).logits[0, :-1, :].float().cpu().numpy()
+    return [
+        (logprob(logits[i], prompt_ids[i + 1]), top_logprobs(logits[i], top_k) if top_k else [])
+        for i in range(len(prompt_ids) - 1)
+    ]

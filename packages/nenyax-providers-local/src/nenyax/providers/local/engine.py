@@ -16,7 +16,7 @@ import inspect
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +26,10 @@ from nenyax.core.errors import InfraFailure, NenyaxError, PolicyFailure, UsageEr
 from nenyax.providers.local.cache import weights_digest
 from nenyax.providers.local.constrain import ChoiceConstraint
 from nenyax.providers.local.convert import quiet_transformers, read_manifest
-from nenyax.providers.local.decode import Row, generate
+from nenyax.providers.local.decode import Row, generate, score_prompt
 from nenyax.providers.local.models import ModelSource, materialize
 from nenyax.providers.local.sampling import Sampler, Sampling
+from nenyax.providers.local.tools import render, template_knows_tools
 
 
 @attrs.frozen(kw_only=True)
@@ -40,6 +41,28 @@ class Completion:
     logprobs: tuple[float, ...]
     text: str
     finish_reason: str
+    alternatives: tuple[tuple[tuple[int, float], ...], ...] = ()
+    """Per sampled token, its most likely alternatives (token id, logprob), when asked for."""
+    prompt_scores: tuple[tuple[float, tuple[tuple[int, float], ...]], ...] | None = None
+    """An echoed prompt: per token after the first, its logprob and most likely alternatives."""
+
+
+@attrs.frozen(kw_only=True)
+class Extras:
+    """What a request asks for besides sampling."""
+
+    top_logprobs: int = 0
+    prompt_ids: tuple[int, ...] | None = None
+    """A raw prompt (a text completion): these ids are continued as they are, with no chat template."""
+    echo: bool = False
+    """Score the prompt too (`Completion.prompt_scores`)."""
+    generate: bool = True
+    """False: score the prompt only (an echo with max_tokens 0)."""
+    on_token: Callable[[int, float], None] | None = None
+    """Called on the worker thread with each sampled token and its logprob (streaming)."""
+
+
+NO_EXTRAS = Extras()
 
 
 @attrs.define
@@ -47,6 +70,7 @@ class _Job:
     messages: Sequence[dict[str, Any]]
     tools: Sequence[dict[str, Any]]
     sampling: Sampling
+    extras: Extras = NO_EXTRAS
     future: concurrent.futures.Future[Completion] = attrs.Factory(concurrent.futures.Future)
     abandoned: threading.Event = attrs.Factory(threading.Event)
 
@@ -100,6 +124,7 @@ class Engine:
         self.revision: str | None = None
         """``sha256:<hex>`` of the weight files actually loaded."""
         self.chat_template_hash: str | None = None
+        self.template_knows_tools = False
         self.converted = False
         """Whether loading had to convert the GGUF (False when the cache already held it)."""
         self.load_seconds: float | None = None
@@ -109,10 +134,15 @@ class Engine:
     # ------------------------------------------------------------ queue
 
     def submit(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], sampling: Sampling
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        sampling: Sampling,
+        extras: Extras = NO_EXTRAS,
     ) -> concurrent.futures.Future[Completion]:
-        """Queue one chat request; the returned future resolves to its `Completion` or a NenyaxError."""
-        job = _Job(messages=messages, tools=tools, sampling=sampling)
+        """Queue one chat request (or, with ``extras.prompt_ids``, a raw prompt); the returned future
+        resolves to its `Completion` or a NenyaxError."""
+        job = _Job(messages=messages, tools=tools, sampling=sampling, extras=extras)
         self._abandon[job.future] = job.abandoned
         with self._lock:
             self._pending.append(job)
@@ -209,11 +239,21 @@ class Engine:
                 job.future.set_exception(exc)
             return
         ready: list[tuple[_Job, Row]] = []
+        scores: dict[int, tuple[tuple[float, tuple[tuple[int, float], ...]], ...]] = {}
         for job in jobs:
             try:
-                ready.append((job, self._sequence(job)))
+                row = self._sequence(job)
+                if job.extras.echo:
+                    found = score_prompt(self.model, row.prompt_ids, job.extras.top_logprobs)
+                    scores[id(job)] = tuple((lp, tuple(alts)) for lp, alts in found)
+                if not job.extras.generate:
+                    job.future.set_result(self._completion(row, scores.get(id(job))))
+                    continue
+                ready.append((job, row))
             except NenyaxError as exc:
                 job.future.set_exception(exc)
+            except Exception as exc:  # noqa: BLE001 - scoring a prompt failed in torch: the waiter must hear
+                job.future.set_exception(InfraFailure(f"The local model failed scoring a prompt ({_first_line(exc)})."))
         if not ready:
             return
         self.batch_sizes.append(len(ready))
@@ -234,15 +274,28 @@ class Engine:
                 job.future.set_exception(failure)
             return
         for job, seq in ready:
-            job.future.set_result(
-                Completion(
-                    prompt_ids=tuple(seq.prompt_ids),
-                    completion_ids=tuple(seq.completion),
-                    logprobs=tuple(seq.logprobs),
-                    text=self.decode(seq.completion),
-                    finish_reason=seq.finish_reason or "length",
-                )
-            )
+            job.future.set_result(self._completion(seq, scores.get(id(job))))
+
+    def _completion(
+        self, seq: Row, scores: tuple[tuple[float, tuple[tuple[int, float], ...]], ...] | None
+    ) -> Completion:
+        return Completion(
+            prompt_ids=tuple(seq.prompt_ids),
+            completion_ids=tuple(seq.completion),
+            logprobs=tuple(seq.logprobs),
+            text=self.decode(seq.completion),
+            finish_reason=(seq.finish_reason or "length") if seq.completion else "length",
+            alternatives=tuple(tuple(alts) for alts in seq.alternatives),
+            prompt_scores=scores,
+        )
+
+    def token_texts(self, ids: Sequence[int]) -> list[str]:
+        """The text of each token alone (a byte that only forms a character with its neighbours shows as U+FFFD)."""
+        return [self.tokenizer.decode([i], skip_special_tokens=False) for i in ids]
+
+    def encode(self, text: str) -> list[int]:
+        """A raw prompt's token ids, as a completions server tokenizes it (the tokenizer's special tokens added)."""
+        return list(self.tokenizer(text)["input_ids"])
 
     def decode(self, ids: list[int]) -> str:
         """The text of `ids` without special tokens (how the completion text is always derived)."""
@@ -251,6 +304,8 @@ class Engine:
 
     def prompt_ids(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> list[int]:
         """Render `messages` with the model's chat template, ready for the assistant's turn, as token ids."""
+        if not self.template_knows_tools:  # SmolLM2's: tools go into the system prompt, calls back as text
+            messages, tools = render(messages, tools), ()
         try:
             text = self.tokenizer.apply_chat_template(
                 list(messages), tools=list(tools) or None, add_generation_prompt=True, tokenize=False
@@ -262,7 +317,8 @@ class Engine:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def _sequence(self, job: _Job) -> Row:
-        prompt = self.prompt_ids(job.messages, job.tools)
+        extras = job.extras
+        prompt = list(extras.prompt_ids) if extras.prompt_ids is not None else self.prompt_ids(job.messages, job.tools)
         room = job.sampling.max_tokens
         if self._context is not None:
             room = min(room, self._context - len(prompt))
@@ -280,6 +336,8 @@ class Engine:
             min_new=sampling.min_tokens,
             constraint=constraint,
             abandoned=job.abandoned,
+            top_k=extras.top_logprobs,
+            on_token=extras.on_token,
         )
 
     def _encode_text(self, text: str) -> list[int]:
@@ -318,6 +376,7 @@ class Engine:
         manifest = read_manifest(folder) if self.source.is_gguf else None
         self.revision = manifest["weights"] if manifest and "weights" in manifest else weights_digest(folder)
         self.chat_template_hash = "sha256:" + hashlib.sha256(template_text.encode()).hexdigest()
+        self.template_knows_tools = template_knows_tools(template_text)
         eos = model.generation_config.eos_token_id
         eos_ids = {eos} if isinstance(eos, int) else set(eos or ())
         if tokenizer.eos_token_id is not None:

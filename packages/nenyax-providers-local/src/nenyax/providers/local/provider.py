@@ -4,13 +4,56 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
-from nenyax.core.contract.chat import ChatRequest
+import attrs
+
+from nenyax.core.contract.chat import SAMPLING_KEYS, ChatRequest, Delta, TextRequest
 from nenyax.core.contract.trajectory import ModelCall
-from nenyax.core.errors import UsageError
-from nenyax.providers.local.engine import Engine, shared_engine
+from nenyax.core.errors import RequestRefused, UsageError
+from nenyax.providers.local.engine import Completion, Engine, Extras, shared_engine
 from nenyax.providers.local.models import resolve_model
 from nenyax.providers.local.sampling import Sampling
+from nenyax.providers.local.tools import INVALID_TOOL_CALL
+from nenyax.providers.local.tools import parse as parse_tool_calls
+
+MAX_TOP_LOGPROBS = 20
+"""The most alternatives per token one request may ask for (OpenAI's limit)."""
+RECORDED_ONLY = frozenset({"user", "metadata", "store", "parallel_tool_calls", "tool_choice"})
+"""Fields honoured without changing how the model samples: kept in the record (tool_choice ``auto`` or
+``none``; parallel_tool_calls false keeps the first call)."""
+HONOURS = SAMPLING_KEYS | {"top_logprobs"} | RECORDED_ONLY
+"""Every request field the local model honours (``n`` only as 1: the proxy serves n as n calls)."""
+
+
+def _sampling(params: dict[str, Any]) -> tuple[Sampling, int]:
+    """The sampling parameters of `params`, and how many alternatives per token it asks for."""
+    refused = sorted(set(params) - HONOURS)
+    if refused:
+        names, known = ", ".join(map(repr, refused)), ", ".join(sorted(HONOURS))
+        msg = f"The local provider cannot honour {names} (it honours {known})."
+        raise RequestRefused(msg)
+    top = params.get("top_logprobs") or 0
+    if isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= MAX_TOP_LOGPROBS:
+        msg = f"top_logprobs must be an integer from 0 to {MAX_TOP_LOGPROBS}, not {top!r}."
+        raise RequestRefused(msg)
+    choice = params.get("tool_choice")
+    if choice not in (None, "auto", "none"):
+        msg = f"The local model cannot be forced to call a tool (tool_choice={choice!r}); it honours 'auto' and 'none'."
+        raise RequestRefused(msg)
+    return Sampling.from_params({k: v for k, v in params.items() if k in SAMPLING_KEYS}), top
+
+
+def _offered(request: Any) -> tuple[dict[str, Any], ...]:
+    """The tools the model is shown (none when tool_choice is 'none')."""
+    tools = tuple(getattr(request, "tools", ()))
+    return () if request.params.get("tool_choice") == "none" else tools
+
+
+def _extras_recorded(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: params[k] for k in ("top_logprobs", *sorted(RECORDED_ONLY)) if k in params}
+
 
 DTYPES = ("float32", "bfloat16", "float16")
 _DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
@@ -27,6 +70,7 @@ class LocalProvider:
     """
 
     name = "local"
+    honours = HONOURS
 
     def __init__(
         self,
@@ -87,39 +131,169 @@ class LocalProvider:
         """Load `model` now (converting its GGUF on first use), rather than inside the first request."""
         self.engine(model).load()
 
-    async def complete(self, request: ChatRequest) -> ModelCall:
-        """Generate one reply to `request` off the event loop, micro-batched with concurrent requests.
-
-        A model still loading is waited for first (an episode's recorded duration includes that wait,
-        unless `Endpoint.prepare` loaded it before).
-        """
-        sampling = Sampling.from_params(request.params)
-        engine = self.engine(request.model)
+    async def _run(self, engine: Engine, request: Any, sampling: Sampling, extras: Extras) -> Completion:
+        """Submit one request and wait for it off the event loop (a model still loading is waited for)."""
         if engine.model is None:
             await asyncio.to_thread(engine.load)
-        future = engine.submit(request.messages, request.tools, sampling)
+        messages = getattr(request, "messages", ())
+        future = engine.submit(messages, _offered(request), sampling, extras)
         try:
-            done = await asyncio.wrap_future(future)
+            return await asyncio.wrap_future(future)
         except asyncio.CancelledError:  # a timeout or Ctrl-C: the decode loop stops at its next token
             engine.abandon(future)
             raise
+
+    def _call(self, engine: Engine, request: Any, sampling: Sampling, done: Completion, top: int) -> ModelCall:
+        """The recorded call for `done`: token texts, alternatives when asked for, tool calls parsed."""
         self._revision = engine.revision
         prompt, completion = len(done.prompt_ids), len(done.completion_ids)
+        response: dict[str, Any] = {"role": "assistant", "content": done.text}
+        finish = done.finish_reason
+        tools = _offered(request)
+        if tools:
+            content, calls, parsed = parse_tool_calls(done.text)
+            if calls:
+                if request.params.get("parallel_tool_calls") is False:
+                    calls = calls[:1]
+                response = {"role": "assistant", "content": content, "tool_calls": calls}
+                finish = "tool_calls" if finish == "stop" else finish
+            elif not parsed:
+                finish = INVALID_TOOL_CALL
+        alternatives = None
+        if top:
+            alternatives = tuple(
+                tuple(
+                    {"token": text, "logprob": lp, "id": i}
+                    for (i, lp), text in zip(alts, engine.token_texts([a[0] for a in alts]), strict=True)
+                )
+                for alts in done.alternatives
+            )
         return ModelCall(
-            messages=request.messages,
-            response={"role": "assistant", "content": done.text},
+            messages=getattr(request, "messages", ()),
+            response=response,
             provider=self.name,
             model=request.model,
-            params=sampling.as_params(),
-            tools=request.tools,
+            params={**sampling.as_params(), **_extras_recorded(request.params)},
+            tools=tools,
             prompt_token_ids=done.prompt_ids,
             completion_token_ids=done.completion_ids,
             logprobs=done.logprobs,
-            finish_reason=done.finish_reason,
+            tokens=tuple(engine.token_texts(done.completion_ids)),
+            top_logprobs=alternatives,
+            finish_reason=finish,
             usage={"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
             fingerprint=engine.revision,
             chat_template_hash=engine.chat_template_hash,
         )
+
+    async def complete(self, request: ChatRequest) -> ModelCall:
+        """Generate one reply to `request` off the event loop, micro-batched with concurrent requests.
+
+        Offered tools are rendered for the model (`nenyax.providers.local.tools`) and its tool calls
+        parsed back into ``tool_calls``. A model still loading is waited for first (an episode's
+        recorded duration includes that wait, unless `Endpoint.prepare` loaded it before).
+        """
+        sampling, top = _sampling(request.params)
+        engine = self.engine(request.model)
+        done = await self._run(engine, request, sampling, Extras(top_logprobs=top))
+        return self._call(engine, request, sampling, done, top)
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[Delta | ModelCall]:
+        """`complete`, token by token as the model samples them; then the recorded call.
+
+        With tools offered the reply is held back until it is whole: a tool call is known only once
+        its ``</tool_call>`` is out, and then it comes as ``tool_calls``, never as raw text.
+        """
+        sampling, top = _sampling(request.params)
+        engine = self.engine(request.model)
+        loop = asyncio.get_running_loop()
+        tokens: asyncio.Queue[tuple[int, float]] = asyncio.Queue()
+
+        def on_token(token: int, logprob: float) -> None:  # on the decoding thread
+            loop.call_soon_threadsafe(tokens.put_nowait, (token, logprob))
+
+        held = bool(_offered(request))
+        job = asyncio.ensure_future(
+            self._run(engine, request, sampling, Extras(top_logprobs=top, on_token=None if held else on_token))
+        )
+        ids: list[int] = []
+        sent = ""
+        try:
+            while not held:
+                getter = asyncio.ensure_future(tokens.get())
+                await asyncio.wait({getter, job}, return_when=asyncio.FIRST_COMPLETED)
+                if not getter.done():
+                    getter.cancel()
+                    if tokens.empty():
+                        break
+                    continue
+                token, logprob = getter.result()
+                ids.append(token)
+                text = engine.decode(ids)
+                # A character split across byte tokens shows as U+FFFD until its last byte is out.
+                piece = "" if text.endswith("\ufffd") else text[len(sent) :]
+                if not text.endswith("\ufffd"):
+                    sent = text
+                yield Delta(
+                    text=piece, token_ids=(token,), logprobs=(logprob,), tokens=tuple(engine.token_texts([token]))
+                )
+            done = await job
+        finally:
+            if not job.done():
+                job.cancel()
+        call = self._call(engine, request, sampling, done, top)
+        if held:
+            calls = call.response.get("tool_calls") or ()
+            yield Delta(
+                text=str(call.response.get("content") or ""),
+                token_ids=done.completion_ids,
+                logprobs=done.logprobs,
+                tool_calls=tuple({**c, "index": i} for i, c in enumerate(calls)),
+            )
+        elif call.response.get("content", "") != sent:  # what the last tokens completed
+            yield Delta(text=str(call.response.get("content") or "")[len(sent) :])
+        yield call
+
+    async def complete_text(self, request: TextRequest) -> ModelCall:
+        """Continue a raw prompt (no chat template); with ``echo``, score the prompt's tokens too
+        (``max_tokens`` 0 then generates nothing: a loglikelihood evaluation's request)."""
+        params = dict(request.params)
+        generate = True
+        if request.echo and params.get("max_tokens") == 0:
+            params.pop("max_tokens")
+            generate = False
+        sampling, _ = _sampling(params)
+        engine = self.engine(request.model)
+        if engine.model is None:
+            await asyncio.to_thread(engine.load)
+        ids = engine.encode(request.prompt) if isinstance(request.prompt, str) else list(request.prompt)
+        if not ids:
+            msg = "The prompt is empty: a text completion needs at least one prompt token."
+            raise RequestRefused(msg)
+        top = request.top_logprobs
+        extras = Extras(top_logprobs=top, prompt_ids=tuple(ids), echo=request.echo, generate=generate)
+        done = await self._run(engine, request, sampling, extras)
+        call = self._call(engine, request, sampling, done, top)
+        scored = None
+        if done.prompt_scores is not None:
+            texts = engine.token_texts(ids)
+            scored = [{"id": ids[0], "token": texts[0], "logprob": None, "top_logprobs": []}]
+            for i, (lp, alts) in enumerate(done.prompt_scores, start=1):
+                names = engine.token_texts([a[0] for a in alts])
+                top_alts = [{"token": n, "logprob": a[1], "id": a[0]} for a, n in zip(alts, names, strict=True)]
+                scored.append({"id": ids[i], "token": texts[i], "logprob": lp, "top_logprobs": top_alts})
+        if not generate:
+            call = attrs.evolve(
+                call, completion_token_ids=(), logprobs=(), tokens=(), response={"role": "assistant", "content": ""}
+            )
+        text = request.prompt if isinstance(request.prompt, str) else engine.decode(ids)
+        return attrs.evolve(call, prompt=text, prompt_logprobs=None if scored is None else tuple(scored))
+
+    def detokenize(self, model: str, token_ids: Sequence[int]) -> str:
+        """The text of `token_ids` as the model's tokenizer decodes them (special tokens left out)."""
+        engine = self.engine(model)
+        engine.load()
+        return engine.decode(list(token_ids))
 
     async def aclose(self) -> None:
         """Let go of this provider's models (once their worker is idle); a model is freed once no other

@@ -222,6 +222,17 @@ def _nucleus(weights: np.ndarray, top_p: float) -> np.ndarray:
     return nucleus
 
 
+def top_logprobs(logits: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The `k` most likely tokens under the raw logits, with their log-probabilities, most likely first."""
+    x = logits.astype(np.float64)
+    top = x.max()
+    norm = top + np.log(np.exp(x - top).sum())
+    k = min(k, x.size)
+    best = np.argpartition(-x, k - 1)[:k]
+    best = best[np.argsort(-x[best], kind="stable")]
+    return [(int(i), float(x[i] - norm)) for i in best]
+
+
 def logprob(logits: np.ndarray, token: int) -> float:
     """The raw log-probability of `token`: log-softmax of unprocessed logits, in float64."""
     x = logits.astype(np.float64)
