@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from nenyax.core.contract.trajectory import PolicyInfo
+from nenyax.testing.policies import Scripted
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -37,21 +37,7 @@ def openreward_server():
         yield served
 
 
-class ScriptedChat:
-    """A text policy replying from a script: stands in for a chat model (the embedded one runs in tests/ at the root)."""
-
-    info = PolicyInfo(kind="callable", name="scripted-chat")
-    speaks_text = True
-
-    def __init__(self, *replies):
-        self.replies = list(replies)
-        self.seen = []
-
-    async def act(self, turn):
-        self.seen.append([dict(m) for m in turn.messages])
-        return self.replies.pop(0)
-
-
 @pytest.fixture
 def chat():
-    return ScriptedChat
+    """A text policy replying from a script: stands in for a chat model (the embedded one runs in tests/ at the root)."""
+    return Scripted

@@ -202,3 +202,74 @@ def test_detokenize_is_the_tokenizers_decode(engine):
     request = ChatRequest(model="smollm2-135m", messages=tuple(ASK), params={"max_tokens": 6, "seed": 1})
     call = asyncio.run(endpoint.send(request))
     assert endpoint.detokenize(call.completion_token_ids) == call.response["content"]
+
+
+# ------------------------------------------------------------------ token fidelity over a multi-turn native loop
+
+
+class _TwoTurns:
+    """A rollout environment whose loop asks twice, keeping the reply (as `edit` leaves it) in the transcript."""
+
+    def __init__(self, edit):
+        from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
+        from nenyax.core.engine.environment import RolloutEnvironment
+
+        edit_reply = edit
+
+        class Env(RolloutEnvironment):
+            def task_ids(self, split=None, limit=None):
+                return ["t0"]
+
+            async def run(self, episode):
+                from nenyax.core.contract.trajectory import Judgment
+                from nenyax.core.engine.native_loop import NativeResult
+
+                client = openai.AsyncOpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
+                messages = list(ASK)
+                for follow_up in ("And to Grace?", None):
+                    reply = await client.chat.completions.create(model="m", messages=messages, temperature=0)
+                    messages.append({"role": "assistant", "content": edit_reply(reply.choices[0].message.content)})
+                    if follow_up:
+                        messages.append({"role": "user", "content": follow_up})
+                await client.close()
+                return NativeResult(judgment=Judgment(score=1.0, judge="t"), messages=tuple(messages))
+
+        manifest = Manifest(
+            uri="twoturns:x",
+            format="twoturns",
+            format_version="1",
+            mode=Mode.ROLLOUT,
+            name="x",
+            splits=(Split(name="all", count=1),),
+            capabilities=Capabilities(stable_task_ids=True, multi_turn=True),
+        )
+        self.env = Env(manifest)
+
+
+def _two_turn_episode(edit):
+    from nenyax.core.engine.native_loop import run_native_episode
+
+    endpoint = Endpoint(MODEL, max_tokens=16)
+    env = _TwoTurns(edit).env
+    return asyncio.run(run_native_episode(env, endpoint, task=None, seed=None, group_id=None, sample=0, timeout=120))
+
+
+def test_a_loop_that_keeps_the_replies_as_sampled_is_token_faithful():
+    traj = _two_turn_episode(lambda text: text)
+    assert len(traj.model_calls) == 2
+    first, second = traj.model_calls
+    assert second.prompt_token_ids[: len(first.prompt_token_ids) + len(first.completion_token_ids)] == (
+        first.prompt_token_ids + first.completion_token_ids
+    )
+    assert traj.token_faithful is True
+
+
+def test_a_loop_that_rewrites_a_reply_is_not_and_the_record_says_so():
+    # (Text appended after a reply is no break: the sampled ids stay in the next prompt as sampled, and what
+    # follows them is the environment's, like any observation.)
+    traj = _two_turn_episode(lambda text: "Edited: " + text)
+    from nenyax.core.contract.fidelity import token_fidelity
+
+    verdict = token_fidelity(traj.model_calls, Endpoint(MODEL).detokenize)
+    assert traj.token_faithful is False
+    assert verdict.call == 2

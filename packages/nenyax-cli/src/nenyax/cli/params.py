@@ -119,11 +119,14 @@ def provider_table(
     base_url: str | None,
     api_key_env: str | None,
     constrain: bool,
+    chosen: frozenset[str] = frozenset({"max_tokens", "temperature"}),
 ) -> dict[str, Any]:
     """A model's settings as run.toml's ``[provider]`` table (what `settings_to_options` reads back).
 
     A ``--param`` naming max_tokens or temperature wins over those options; the other sampling
-    parameters sit in ``params``. Unset values are left out.
+    parameters sit in ``params``. Unset values are left out. Of max_tokens and temperature, those not
+    in `chosen` (the command's own defaults, not the user's) go to ``[provider.defaults]``: they apply
+    only where a native loop asks for none, where the user's choices win over the loop's.
     """
     spec = model or DEFAULT_MODEL
     use, _, name = spec.partition(":")
@@ -131,15 +134,25 @@ def provider_table(
         msg = f"Name the model as '<provider>:<model>', not {spec!r}."
         raise UsageError(msg)
     rest = dict(params)
-    table: dict[str, Any] = {
-        "use": use,
-        "model": name,
-        "max_tokens": rest.pop("max_tokens", max_tokens),
-        "temperature": rest.pop("temperature", temperature),
-    }
+    table: dict[str, Any] = {"use": use, "model": name}
+    defaults = {}
+    for key, value in (("max_tokens", max_tokens), ("temperature", temperature)):
+        if key in rest:
+            table[key] = rest.pop(key)
+        elif key in chosen:
+            table[key] = value
+        else:
+            defaults[key] = value
     table.update({k: v for k, v in (("base_url", base_url), ("api_key_env", api_key_env)) if v is not None})
     if constrain:
         table["constrain"] = True
     if rest:
         table["params"] = rest
+    if defaults:
+        table["defaults"] = defaults
     return table
+
+
+def chosen_options(ctx: click.Context, names: tuple[str, ...] = ("max_tokens", "temperature")) -> frozenset[str]:
+    """Which of `names` the user set (command line, environment or config file), not the command's defaults."""
+    return frozenset(n for n in names if ctx.get_parameter_source(n) is not ParameterSource.DEFAULT)

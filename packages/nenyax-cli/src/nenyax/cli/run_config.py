@@ -50,7 +50,8 @@ def settings_to_options(settings: dict[str, Any]) -> dict[str, Any]:
                 msg = "A config's [provider] table needs both use (the provider) and model; write use = 'openai'."
                 raise UsageError(msg)
             options["model"] = f"{use}:{model}"
-            unknown = set(value) - _PROVIDER_KEYS - {"use", "model"}
+            # [provider.defaults]: the writing command's own defaults, which this command has too.
+            unknown = set(value) - _PROVIDER_KEYS - {"use", "model", "defaults"}
             if unknown:
                 msg = (
                     f"Unknown [provider] key(s) {', '.join(sorted(unknown))}; use {', '.join(sorted(_PROVIDER_KEYS))}."

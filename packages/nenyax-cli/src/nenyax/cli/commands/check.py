@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 import orjson
@@ -12,14 +13,14 @@ from nenyax.cli.deadline import command_deadline
 from nenyax.cli.paths import check_run_dir
 from nenyax.cli.progress import bar
 from nenyax.cli.run_config import config_option
-from nenyax.core import UsageError
+from nenyax.core import Endpoint, UsageError
 from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.contract.uri import MAX_SEED
 from nenyax.core.engine.rundirs import CHECK_REPORT, TRAJECTORIES, create_run, record_manifest
 from nenyax.core.engine.sinks import JsonlSink
 from nenyax.core.tiers.cached import forget, remember
-from nenyax.core.tiers.checks import CHECKS
+from nenyax.core.tiers.checks import CHECKS, MODEL_CHECKS
 from nenyax.core.tiers.measure import DEFAULT_MARGIN, DEFAULT_SAMPLES, TierOutcome, TierReport, check
 
 TIERS = [t.label for t in Tier if t is not Tier.NONE]
@@ -56,6 +57,13 @@ def render_report(report: TierReport) -> None:
             soft_wrap=True,  # one line when piped; a terminal wraps it itself
         )
     console.print(f"Tier: [bold]{label}[/bold]")
+    if report.model_results:
+        model_rows: list[list[Cell]] = [
+            [r.id, f"[{_STYLE[r.outcome]}]{r.outcome.value}[/]", f"{r.seconds:.2f}s", safe_text(r.evidence)]
+            for r in report.model_results
+        ]
+        title = safe_text(f"with {report.model} (not part of the tier)")
+        print_table(console, title, ["check", "outcome", "time", "evidence"], model_rows, wrap="evidence")
 
 
 @click.command("check")
@@ -90,6 +98,14 @@ def render_report(report: TierReport) -> None:
     type=click.Path(path_type=Path),
     help="Record every episode the checks play in a new run directory (run.toml, trajectories.jsonl, check.json).",
 )
+@click.option(
+    "--model",
+    "-m",
+    default=None,
+    help="Also check a model on the environment (provider:model): are its token ids faithful over an episode?",
+)
+@click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible server (with --model).")
+@click.option("--api-key-env", default=None, help="Environment variable holding the API key (with --model).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def check_command(
     uri: str | None,
@@ -100,6 +116,9 @@ def check_command(
     require: str | None,
     timeout: float | None,
     save: Path | None,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
     quiet: bool,
 ) -> None:
     """Run URI's checks and print the highest tier it actually reaches.
@@ -109,16 +128,28 @@ def check_command(
     if not uri:
         msg = "Name the environment to check, e.g. `nenyax check reasoning_gym:basic_arithmetic`."
         raise UsageError(msg)
+    if model is None and (base_url or api_key_env):
+        msg = "--base-url and --api-key-env describe the model of --model; name it too (e.g. --model openai:NAME)."
+        raise UsageError(msg)
+    endpoint = None
+    if model is not None:
+        endpoint = Endpoint(model, base_url=base_url, api_key_env=api_key_env)
+        endpoint.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any check
     sink = None
     made = None
     if save is not None:
         check_run_dir(save, "--save")
         made = save if not save.exists() else None
-        settings = {"uri": uri, "command": "check", "samples": samples, "seed": seed, "margin": margin}
+        settings: dict[str, Any] = {"uri": uri, "command": "check", "samples": samples, "seed": seed, "margin": margin}
+        if endpoint is not None:
+            named = {"base_url": base_url, "api_key_env": api_key_env}
+            provider = {"use": endpoint.provider_name, "model": endpoint.model}
+            settings["provider"] = {**provider, **{k: v for k, v in named.items() if v is not None}}
         create_run(save, settings, None)  # the manifest's digest is added once the environment has loaded
         sink = JsonlSink(save / TRAJECTORIES)
     try:
-        with command_deadline(timeout, grace=0.0), bar("checking", len(CHECKS), quiet or as_json) as advance:
+        steps = len(CHECKS) + (len(MODEL_CHECKS) if endpoint is not None else 0)
+        with command_deadline(timeout, grace=0.0), bar("checking", steps, quiet or as_json) as advance:
 
             def progress(check_id: str, done: int, total: int) -> None:
                 advance(n=1 if done else 0, note=check_id)
@@ -130,6 +161,7 @@ def check_command(
                 margin=margin,
                 progress=progress,
                 observers=[sink] if sink is not None else None,
+                model=endpoint,
             )
     except UsageError:
         forget(uri)  # the environment no longer loads (or never did): no old tier may stand for it

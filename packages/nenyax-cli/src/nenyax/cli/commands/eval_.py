@@ -12,7 +12,14 @@ import click
 import orjson
 
 from nenyax.cli.eval_report import print_summary
-from nenyax.cli.params import constrain_option, merged_params, param_option, policy_or_model, provider_table
+from nenyax.cli.params import (
+    chosen_options,
+    constrain_option,
+    merged_params,
+    param_option,
+    policy_or_model,
+    provider_table,
+)
 from nenyax.cli.progress import bar, prepare_model, watching
 from nenyax.cli.run_config import COMMANDS_WITH_CONFIG, config_option, settings_to_options
 from nenyax.core import Endpoint, UsageError, load, serde
@@ -301,6 +308,7 @@ def _settings(ctx: click.Context, opts: dict[str, Any]) -> dict[str, Any]:
             base_url=opts["base_url"],
             api_key_env=opts["api_key_env"],
             constrain=opts["constrain"],
+            chosen=chosen_options(ctx),
         )
         settings["provider"] = provider
     return settings
@@ -314,9 +322,9 @@ def _player(settings: dict[str, Any]) -> Any:
         f"{p['use']}:{p['model']}",
         base_url=p.get("base_url"),
         api_key_env=p.get("api_key_env"),
-        max_tokens=p["max_tokens"],
-        temperature=p["temperature"],
         constrain=bool(p.get("constrain", False)),
+        defaults=p.get("defaults"),
+        **{k: p[k] for k in ("max_tokens", "temperature") if k in p},
         **p.get("params", {}),
     )
     endpoint.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any episode

@@ -11,7 +11,14 @@ import click
 
 from nenyax.cli.deadline import command_deadline
 from nenyax.cli.exits import FAILURE, INTERRUPTED, SUCCESS
-from nenyax.cli.params import constrain_option, merged_params, param_option, policy_or_model, provider_table
+from nenyax.cli.params import (
+    chosen_options,
+    constrain_option,
+    merged_params,
+    param_option,
+    policy_or_model,
+    provider_table,
+)
 from nenyax.cli.paths import check_run_dir, check_writable
 from nenyax.cli.progress import prepare_model
 from nenyax.cli.run_config import config_option
@@ -85,9 +92,17 @@ def try_command(
         policy = None
     player: object = policy
     sampling: dict[str, Any] = {}
+    set_by_user = chosen_options(ctx)
     if policy is None:
-        sampling = {"max_tokens": max_tokens, "temperature": temperature, **merged_params(ctx, params)}
-        player = Endpoint(model, base_url=base_url, api_key_env=api_key_env, constrain=constrain, **sampling)
+        given = merged_params(ctx, params)
+        set_by_user |= set(given) & {"max_tokens", "temperature"}
+        base = {"max_tokens": max_tokens, "temperature": temperature}
+        sampling = {**base, **given}
+        explicit = {**{k: v for k, v in base.items() if k in set_by_user}, **given}
+        defaults = {k: v for k, v in base.items() if k not in set_by_user}  # a native loop's own values win
+        player = Endpoint(
+            model, base_url=base_url, api_key_env=api_key_env, constrain=constrain, defaults=defaults, **explicit
+        )
         player.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any episode
     # Before the episode: a long episode must not be lost to a typo.
     if html_path is not None:
@@ -112,7 +127,9 @@ def try_command(
             sink.write(traj)
         written.append(str(save))
     elif save is not None:
-        settings = _settings(uri, policy, model, task, seed, timeout, sampling, base_url, api_key_env, constrain)
+        settings = _settings(
+            uri, policy, model, task, seed, timeout, sampling, base_url, api_key_env, constrain, set_by_user
+        )
         create_run(save, settings, manifest, extra={"played_task": traj.task_id, "played_seed": traj.seed})
         with JsonlSink(save / TRAJECTORIES) as sink:
             sink.write(traj)
@@ -155,6 +172,7 @@ def _settings(
     base_url: str | None,
     api_key_env: str | None,
     constrain: bool,
+    chosen: frozenset[str],
 ) -> dict[str, Any]:
     """What this episode was played with, in run.toml's shape (the one `nenyax eval` writes)."""
     settings: dict[str, Any] = {"uri": uri, "command": "try", "task": task, "seed": seed, "timeout": timeout}
@@ -165,9 +183,10 @@ def _settings(
         model,
         max_tokens=sampling["max_tokens"],
         temperature=sampling["temperature"],
-        params=sampling,  # max_tokens and temperature are taken out again: the table has keys of their own
+        params={k: v for k, v in sampling.items() if k not in ("max_tokens", "temperature") or k in chosen},
         base_url=base_url,
         api_key_env=api_key_env,
         constrain=constrain,
+        chosen=chosen,
     )
     return settings

@@ -41,7 +41,8 @@ class SchemaVersion:
 
 SCHEMA_VERSION = SchemaVersion(1, 2)
 """This layout. 1.1 added `Trajectory.sample` and `Trajectory.agent` (1.0 kept them in `info`); 1.2 added
-`ModelCall`'s `tokens`, `top_logprobs`, `requested_params`, `prompt` and `prompt_logprobs`."""
+`ModelCall`'s `tokens`, `top_logprobs`, `requested_params`, `prompt` and `prompt_logprobs`, and
+`Trajectory.token_faithful`."""
 
 
 class _ReadOnlyFields(dict[str, Any]):

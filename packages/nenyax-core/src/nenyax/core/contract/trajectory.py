@@ -250,6 +250,10 @@ class Trajectory(Record):
     agent: str | None = None
     """Task mode: the agent the harness ran (``model``, ``reference``, ``null``, ``random``); rollout mode:
     ``model``; None in step mode, where the policy itself acts. (The policy's revision is `policy.revision`.)"""
+    token_faithful: bool | None = None
+    """Whether the model calls' token ids are what a learner may train on as they are: each completion's
+    ids decode to its text and each prompt's ids extend the call before (`nenyax.core.contract.fidelity`).
+    None: not known (no token ids, or no tokenizer to decode them). Exporters and learners may refuse False."""
     info: dict[str, Any] = attrs.field(factory=dict)
     """The environment's own facts about the episode (JSON-able): a harness's logs, a sandbox image
     digest... Nothing of Nenyax's goes here: what tools rely on has a field of its own."""

@@ -273,6 +273,7 @@ async def run_native_episode(
         agent=agent,
         info=dict(result.info) if result is not None else {},  # the environment's alone: nothing merged in
         id=recorder.id,
+        token_faithful=recorder.token_faithful(pol),
     )
     if status is Status.INTERRUPTED:
         raise EpisodeInterrupted(trajectory)

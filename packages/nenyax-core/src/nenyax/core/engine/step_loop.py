@@ -383,6 +383,7 @@ async def run_step_episode(
         group_id=group_id,
         sample=sample,
         id=episode.recorder.id,
+        token_faithful=episode.recorder.token_faithful(pol),
     )
     if episode.status is Status.INTERRUPTED:
         raise EpisodeInterrupted(trajectory)

@@ -45,9 +45,14 @@ class Endpoint:
         constrain: bool = False,
         registry: Registry | None = None,
         provider_options: dict[str, Any] | None = None,
+        defaults: dict[str, Any] | None = None,
         **sampling: Any,
     ) -> None:
         """Name the model as ``provider:model``; sampling parameters (temperature, max_tokens, ...) as keywords.
+
+        The sampling keywords are the user's explicit choice: they win over what a native loop asks for
+        (its own temperature does not override ``temperature=0.9``). `defaults` are sampling parameters
+        that apply only where the caller asks for none (a CLI's default ``max_tokens``).
 
         ``constrain=True`` makes the model reply with one of the step session's `reply_choices()` where
         the session offers them (a small finite action space), through the provider's ``guided_choice``
@@ -58,7 +63,7 @@ class Endpoint:
         if not sep or not provider or not name:
             msg = f"Name the model as '<provider>:<model>' (e.g. {DEFAULT_MODEL!r}), not {spec!r}."
             raise UsageError(msg)
-        unknown = set(sampling) - SAMPLING_KEYS
+        unknown = (set(sampling) | set(defaults or ())) - SAMPLING_KEYS
         if unknown:
             msg = f"Unknown sampling parameter(s) {', '.join(sorted(unknown))}; use {', '.join(sorted(SAMPLING_KEYS))}."
             raise UsageError(msg)
@@ -67,6 +72,7 @@ class Endpoint:
             raise UsageError(msg)
         self.provider_name, self.model = provider, name
         self.params = sampling
+        self.defaults = dict(defaults or {})
         self.max_concurrency = max_concurrency
         self.revision = revision
         self.constrain = constrain
@@ -109,6 +115,8 @@ class Endpoint:
         if self.constrain:
             table["constrain"] = True
         table.update(self.params)
+        if self.defaults:
+            table["defaults"] = dict(self.defaults)
         if self.provider_options:
             table["provider_options"] = dict(self.provider_options)
         return table
@@ -126,7 +134,7 @@ class Endpoint:
         if use is not None:
             model = f"{use}:{model}" if model else None
         options = config.pop("provider_options", None)
-        known = {"base_url", "api_key_env", "max_concurrency", "revision", "constrain"}
+        known = {"base_url", "api_key_env", "max_concurrency", "revision", "constrain", "defaults"}
         unknown = set(config) - known - SAMPLING_KEYS
         if unknown:
             names = ", ".join(sorted(unknown))
@@ -204,9 +212,9 @@ class Endpoint:
 
     def _sent(self, params: dict[str, Any]) -> dict[str, Any]:
         """The parameters sent for a caller's `params`: the user's explicit ones win over the caller's (a
-        native loop's own temperature does not override ``Endpoint(..., temperature=0.9)``); the caller's
-        others pass. A field the provider cannot honour is refused here, in one sentence."""
-        sent = {**params, **self.params}
+        native loop's own temperature does not override ``Endpoint(..., temperature=0.9)``), the caller's
+        win over the endpoint's `defaults`. A field the provider cannot honour is refused here, in one sentence."""
+        sent = {**self.defaults, **params, **self.params}
         honours = getattr(self.provider, "honours", None)
         if honours is not None:
             refused = sorted(set(sent) - set(honours))

@@ -22,6 +22,7 @@ import orjson
 from nenyax.core.contract.chat import ChatRequest, TextRequest
 from nenyax.core.contract.events import NO_OBSERVERS, ModelCallEnded, ModelCallStarted, Observers, ToolCalled
 from nenyax.core.contract.failures import describe
+from nenyax.core.contract.fidelity import token_fidelity
 from nenyax.core.contract.trajectory import ModelCall, ToolCall, new_id
 
 Send = Callable[[Any], Awaitable[ModelCall]]
@@ -110,6 +111,21 @@ class EpisodeRecorder:
         if observers.model_call_ended:
             done = ModelCallEnded(trajectory_id=self.id, call_id=call.id, call=call, duration_s=call.duration_s)
             observers.publish(observers.model_call_ended, done)
+
+    def token_faithful(self, policy: Any) -> bool | None:
+        """Whether the episode's calls so far are token-faithful (`nenyax.core.contract.fidelity`), decoded
+        with the policy's own ``detokenize`` (an `Endpoint`'s) when it has one; None when not known."""
+        if not self.model_calls or all(c.completion_token_ids is None for c in self.model_calls):
+            return None
+        detokenize = getattr(policy, "detokenize", None)
+
+        def decode(ids: Any) -> str | None:
+            try:
+                return None if detokenize is None else detokenize(ids)
+            except Exception:  # noqa: BLE001 - a tokenizer that cannot decode leaves the verdict unknown
+                return None
+
+        return token_fidelity(self.model_calls, decode).faithful
 
     def tool_call(self, call: ToolCall) -> None:
         """Record a finished tool call and publish it."""

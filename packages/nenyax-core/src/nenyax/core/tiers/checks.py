@@ -18,6 +18,7 @@ import attrs
 
 from nenyax.core.contract import serde
 from nenyax.core.contract.events import NO_OBSERVERS, Observers
+from nenyax.core.contract.fidelity import token_fidelity
 from nenyax.core.contract.manifest import Manifest, Mode
 from nenyax.core.contract.trajectory import Status, Tier, Trajectory
 from nenyax.core.engine.answers import CONSTANT_ANSWERS, extract_answer
@@ -484,3 +485,35 @@ CHECKS: tuple[tuple[str, Tier, CheckFn, str | None], ...] = (
     ("audited/reference-beats-floor", Tier.AUDITED, _reference_beats_floor, "semantic.canary_floor"),
 )
 """Every check in the order it runs: (id, tier, function, OpenEnv validation id)."""
+
+
+# ---------------------------------------------------------------- a model on the environment (``--model``)
+
+
+async def token_fidelity_check(ctx: Context, model: Any) -> str:
+    """One episode of the first sampled task with `model` (an `Endpoint`): are its token ids faithful?
+
+    Passes when every call's completion ids decode to its text and each prompt extends the call before
+    (`nenyax.core.contract.fidelity`); fails naming the first call where that breaks; is skipped when it
+    cannot be known (the server returns no token ids, or no tokenizer is at hand to decode them).
+    """
+    task = ctx.need_tasks()[0]
+    traj = await ctx.rollout(model, task)
+    name = traj.policy.name
+    if not traj.model_calls:
+        raise Skip(f"The {traj.status.value} episode of task {traj.task_id} with {name} made no model calls.")
+    verdict = token_fidelity(traj.model_calls, getattr(model, "detokenize", None))
+    single = "" if verdict.calls > 1 else " (one call, so only its decoding was checked: the episode is single-turn)"
+    where = f"An episode of task {traj.task_id} with {name} made {verdict.calls} call(s){single}"
+    if verdict.faithful is None:
+        raise Skip(f"{where}; token fidelity is not known: {verdict.reason}")
+    if not verdict.faithful:
+        raise Fail(f"{where}; {verdict.reason}")
+    return f"{where}: {verdict.reason}"
+
+
+MODEL_CHECKS: tuple[tuple[str, Tier, Callable[[Context, Any], Awaitable[str]]], ...] = (
+    ("trainable/token-fidelity", Tier.TRAINABLE, token_fidelity_check),
+)
+"""Checks of a model on the environment (``nenyax check --model``): reported beside the tier checks, never
+part of the environment's tier (they measure the model and its chat template as much as the environment)."""

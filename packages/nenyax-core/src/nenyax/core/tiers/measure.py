@@ -11,10 +11,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from nenyax.core.contract.events import observers_of
+from nenyax.core.contract.trajectory import Tier
 from nenyax.core.engine.sync import run_sync
 from nenyax.core.errors import UsageError
 from nenyax.core.plugins.registry import Registry
-from nenyax.core.tiers.checks import CHECKS, DEFAULT_MARGIN, Context, Fail, Skip
+from nenyax.core.tiers.checks import CHECKS, DEFAULT_MARGIN, MODEL_CHECKS, CheckFn, Context, Fail, Skip
 from nenyax.core.tiers.report import (
     TierOutcome,
     TierReport,
@@ -51,6 +52,7 @@ async def acheck(
     registry: Registry | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     observers: Iterable[Any] | None = None,
+    model: Any = None,
 ) -> TierReport:
     """Run every check on `uri`; user mistakes (bad URI, unknown format) raise `UsageError`.
 
@@ -58,7 +60,8 @@ async def acheck(
     score must be above the floor, the best of the null, random and constant policies. `progress`
     is called as ``progress(check_id, done, total)`` before each check runs and once at the end
     (``check_id`` empty, ``done == total``). `observers` get the events of every episode the checks
-    play here (``nenyax check --save`` streams them into a run directory with a `JsonlSink`).
+    play here (``nenyax check --save`` streams them into a run directory with a `JsonlSink`). With a
+    `model` (an `Endpoint`), the model checks run too (`MODEL_CHECKS`: token fidelity), beside the tier.
     """
     if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < math.inf:
         msg = f"--margin must be a non-negative number, got {margin!r}."
@@ -68,42 +71,26 @@ async def acheck(
         raise UsageError(msg)
     watchers = observers_of(observers)
     ctx = Context(uri=uri, samples=samples, seed=seed, registry=registry, margin=float(margin), observers=watchers)
-    results = []
+    results, model_results = [], []
+    total = len(CHECKS) + (len(MODEL_CHECKS) if model is not None else 0)
     try:
         for index, (check_id, tier, fn, openenv) in enumerate(CHECKS):
             if progress is not None:
-                progress(check_id, index, len(CHECKS))
-            started = time.perf_counter()
-            try:
-                evidence, outcome = await fn(ctx), TierOutcome.PASSED
-            except Skip as exc:
-                evidence, outcome = str(exc), TierOutcome.SKIPPED
-            except Fail as exc:
-                evidence, outcome = str(exc), TierOutcome.FAILED
-            except UsageError as exc:
-                if check_id == "connectable/loads":
-                    raise
-                # The environment refused its own task ids or a policy it claims: the adapter's bug.
-                evidence, outcome = f"The environment refused what it advertises: {exc}", TierOutcome.FAILED
-            except Exception as exc:  # noqa: BLE001 - a check that crashes fails, with its reason
-                detail = str(exc).strip() or "(no message)"
-                evidence, outcome = f"The check raised {type(exc).__name__}: {detail}", TierOutcome.FAILED
-            evidence = _sentence(evidence)
-            results.append(
-                TierResult(
-                    id=check_id,
-                    tier=tier,
-                    outcome=outcome,
-                    evidence=evidence,
-                    seconds=time.perf_counter() - started,
-                    openenv=openenv,
-                )
-            )
+                progress(check_id, index, total)
+            results.append(await _run_check(ctx, check_id, tier, fn, openenv))
+        for index, (check_id, tier, model_fn) in enumerate(MODEL_CHECKS if model is not None else ()):
+            if progress is not None:
+                progress(check_id, len(CHECKS) + index, total)
+
+            async def with_model(ctx: Context, model_fn: Any = model_fn) -> str:
+                return str(await model_fn(ctx, model))
+
+            model_results.append(await _run_check(ctx, check_id, tier, with_model, None))
     finally:
         if ctx.env is not None:
             ctx.env.close()
     if progress is not None:
-        progress("", len(CHECKS), len(CHECKS))
+        progress("", total, total)
     done = tuple(results)
     return TierReport(
         uri=uri,
@@ -114,6 +101,42 @@ async def acheck(
         samples=len(ctx.tasks) if ctx.tasks else samples,
         seed=seed,
         floor=ctx.floor,
+        model_results=tuple(model_results),
+        model=_model_name(model),
+    )
+
+
+def _model_name(model: Any) -> str | None:
+    if model is None:
+        return None
+    info = getattr(model, "info", None)
+    return str(getattr(info, "name", None) or model)
+
+
+async def _run_check(ctx: Context, check_id: str, tier: Tier, fn: CheckFn, openenv: str | None) -> TierResult:
+    """Run one check; its outcome and evidence (a crash fails it, with its reason)."""
+    started = time.perf_counter()
+    try:
+        evidence, outcome = await fn(ctx), TierOutcome.PASSED
+    except Skip as exc:
+        evidence, outcome = str(exc), TierOutcome.SKIPPED
+    except Fail as exc:
+        evidence, outcome = str(exc), TierOutcome.FAILED
+    except UsageError as exc:
+        if check_id == "connectable/loads":
+            raise
+        # The environment refused its own task ids or a policy it claims: the adapter's bug.
+        evidence, outcome = f"The environment refused what it advertises: {exc}", TierOutcome.FAILED
+    except Exception as exc:  # noqa: BLE001 - a check that crashes fails, with its reason
+        detail = str(exc).strip() or "(no message)"
+        evidence, outcome = f"The check raised {type(exc).__name__}: {detail}", TierOutcome.FAILED
+    return TierResult(
+        id=check_id,
+        tier=tier,
+        outcome=outcome,
+        evidence=_sentence(evidence),
+        seconds=time.perf_counter() - started,
+        openenv=openenv,
     )
 
 
@@ -126,10 +149,18 @@ def check(
     registry: Registry | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     observers: Iterable[Any] | None = None,
+    model: Any = None,
 ) -> TierReport:
     """Synchronous `acheck`."""
     return run_sync(
         acheck(
-            uri, samples=samples, seed=seed, margin=margin, registry=registry, progress=progress, observers=observers
+            uri,
+            samples=samples,
+            seed=seed,
+            margin=margin,
+            registry=registry,
+            progress=progress,
+            observers=observers,
+            model=model,
         )
     )

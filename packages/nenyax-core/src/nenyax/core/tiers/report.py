@@ -62,6 +62,10 @@ class TierReport(Record):
     seed: int = 0
     floor: Floor | None = None
     """The audit's floor and margin, when the audit got that far."""
+    model_results: tuple[TierResult, ...] = ()
+    """Checks of a model on the environment (``--model``, e.g. token fidelity): reported, never part of `tier`."""
+    model: str | None = None
+    """The model those checks ran with (``provider:model``)."""
     schema_version: SchemaVersion = SCHEMA_VERSION
 
     @property
