@@ -18,13 +18,16 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["lint", "tests", "openenv-core-0.3", "integration", "wheels"]
+nox.options.sessions = ["lint", "tests", "openenv-core-0.3", "verifiers-0.3", "verifiers-0.4", "integration", "wheels"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_external_run = True
 
 ROOT = Path(__file__).parent
 PACKAGES = {p.parent.name: p.parent for p in sorted(ROOT.glob("packages/*/pyproject.toml"))}
 PYTHON = "3.11"
+# Distributions tested once per release of their library, in sessions of their own (verifiers: 0.3 ships the
+# legacy API, 0.4 only v1): left out of `tests`, and their test groups out of `integration`.
+OWN_SESSIONS = frozenset({"nenyax-adapters-verifiers"})
 # Pins applied to every install (e.g. torch==2.13.0: pip takes the local CPU wheel only when pinned).
 CONSTRAINTS = ["-c", str(ROOT / "constraints.txt")]
 ENV = {"NENYAX_STRICT_PLUGINS": "1", "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0"}
@@ -143,7 +146,7 @@ def _third_party(requirements: Iterable[str]) -> list[str]:
 
 
 @nox.session(python=PYTHON)
-@nox.parametrize("package", list(PACKAGES))
+@nox.parametrize("package", [p for p in PACKAGES if p not in OWN_SESSIONS])
 def tests(session: nox.Session, package: str) -> None:
     """One distribution's own tests, with only its declared dependencies (plus local siblings)."""
     group = _test_group(package)
@@ -170,6 +173,28 @@ def openenv_core_0_3(session: nox.Session) -> None:
     _release_on_ci(session)
 
 
+def _verifiers_session(session: nox.Session, release: list[str], api: str) -> None:
+    """The verifiers adapter's tests against one verifiers release; with CI set, that API's tests must run."""
+    package = "nenyax-adapters-verifiers"
+    group = [r for r in _test_group(package) if _name(r) not in ("verifiers", "uv")]
+    _install_local(session, package, extra=[*group, *release, "pytest-timeout"])
+    session.chdir(PACKAGES[package])
+    session.run(*PYTEST, *session.posargs, env=_env(session, NENYAX_VERIFIERS_API=api))
+    _release_on_ci(session)
+
+
+@nox.session(python=PYTHON, name="verifiers-0.3")
+def verifiers_0_3(session: nox.Session) -> None:
+    """Legacy verifiers environments (SingleTurnEnv, MultiTurnEnv, ToolEnv...) against verifiers 0.3.1."""
+    _verifiers_session(session, ["verifiers==0.3.1"], "legacy")
+
+
+@nox.session(python=PYTHON, name="verifiers-0.4")
+def verifiers_0_4(session: nox.Session) -> None:
+    """v1 tasksets against verifiers 0.4.0 (uv sets up the null harness's script from PyPI on first use)."""
+    _verifiers_session(session, ["verifiers==0.4.0", "uv"], "v1")
+
+
 def _ensure_chromium(session: nox.Session) -> None:
     """The HTML replay is checked in a real headless Chromium; install Debian's when we can."""
     if shutil.which("chromium") or not (shutil.which("apt-get") and os.geteuid() == 0):
@@ -184,7 +209,7 @@ def integration(session: nox.Session) -> None:
     """Every distribution installed together, and the root tests/ suite."""
     _ensure_chromium(session)
     # Each distribution's test group too: the tier tables are measured with the adapters' test extras.
-    groups = _third_party(r for p in PACKAGES for r in _test_group(p))
+    groups = _third_party(r for p in PACKAGES if p not in OWN_SESSIONS for r in _test_group(p))
     _install_local(session, *PACKAGES, extra=["pytest>=8", "pytest-timeout", "build", *groups])
     env = _env(session, **_server_venvs(session, list(PACKAGES)))
     session.run(*PYTEST, "--durations=15", "tests", *session.posargs, env=env)

@@ -1,0 +1,167 @@
+"""Import what a ``verifiers:`` URI names and decide which verifiers API runs it.
+
+An environment id is a module verifiers' own loaders would import: a legacy one exposes
+``load_environment(**args)`` returning an `Environment`; a v1 taskset exports its `Taskset` subclass in
+``__all__``. ``<module>:<attr>`` names local code: an `Environment`, a `Taskset` class or instance, or a
+factory returning one of them. The API is read off the object (its classes' modules), so nothing of
+verifiers is imported here that the object did not import already.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import sys
+import types
+from typing import Any, Literal
+
+import attrs
+
+from nenyax.adapters.verifiers.library import Library, need_legacy, need_v1
+from nenyax.adapters.verifiers.spec import VerifiersSpec
+from nenyax.core import BadURIError, UsageError
+from nenyax.core.contract.failures import describe
+from nenyax.core.errors import did_you_mean
+
+_LEGACY_ENV = {"verifiers.legacy.envs.environment", "verifiers.envs.environment"}
+_V1_TASKSET = {"verifiers.v1.taskset"}
+_SYNTHETIC = "nenyax_verifiers_taskset_"
+
+
+@attrs.frozen
+class Resolved:
+    """What the URI names, ready for one of the two environment classes."""
+
+    api: Literal["legacy", "v1"]
+    env: Any = None
+    """legacy: the verifiers `Environment`."""
+    taskset_id: str = ""
+    """v1: an id verifiers' `load_taskset` resolves (a module exporting the `Taskset` subclass)."""
+    taskset: Any = None
+    """v1: a ready `Taskset` instance the URI named, used in place of one built from the id."""
+    config: dict[str, Any] = attrs.field(factory=dict)
+    """v1: fields of the taskset's config (the URI's arguments, unless a factory took them)."""
+
+
+def _derives(obj_type: type, modules: set[str], name: str) -> bool:
+    return any(c.__name__ == name and c.__module__ in modules for c in getattr(obj_type, "__mro__", ()))
+
+
+def is_legacy_environment(obj: Any) -> bool:
+    """A legacy verifiers `Environment` instance (SingleTurnEnv, MultiTurnEnv, ToolEnv...)."""
+    return _derives(type(obj), _LEGACY_ENV, "Environment")
+
+
+def is_taskset_class(obj: Any) -> bool:
+    """A v1 `Taskset` subclass."""
+    return isinstance(obj, type) and _derives(obj, _V1_TASKSET, "Taskset") and obj.__module__ not in _V1_TASKSET
+
+
+def is_taskset(obj: Any) -> bool:
+    """A v1 `Taskset` instance."""
+    return _derives(type(obj), _V1_TASKSET, "Taskset")
+
+
+def _import(spec: VerifiersSpec, library: Library) -> types.ModuleType:
+    try:
+        found = importlib.util.find_spec(spec.module)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        msg = (
+            f"No installed module {spec.module!r} provides a verifiers environment: install it (pip install, "
+            "or `prime env install <owner>/<id>`), or name local code as 'verifiers:<module>:<attribute>'."
+        )
+        raise BadURIError(msg)
+    try:
+        return importlib.import_module(spec.module)
+    except AttributeError as exc:
+        if "verifiers" in str(exc) and not library.legacy:
+            need_legacy(library, f"The module {spec.module!r}")
+        raise UsageError(f"Importing {spec.module!r} failed: {describe(exc)}.") from exc
+    except Exception as exc:
+        raise UsageError(f"Importing {spec.module!r} failed: {describe(exc)}.") from exc
+
+
+def _exported_taskset(module: types.ModuleType) -> type | None:
+    names = getattr(module, "__all__", None) or ()
+    found = [obj for name in names if is_taskset_class(obj := getattr(module, name, None))]
+    return found[0] if len(found) == 1 else None
+
+
+def _synthetic_id(cls: type) -> str:
+    """A module id verifiers' loader finds `cls` under (its loader wants a module exporting one `Taskset`)."""
+    name = re.sub(r"\W", "_", f"{_SYNTHETIC}{cls.__module__}_{cls.__qualname__}").lower()
+    module = sys.modules.get(name)
+    if module is None or getattr(module, cls.__name__, None) is not cls:
+        module = types.ModuleType(name, f"{cls.__module__}:{cls.__qualname__}, as a verifiers taskset id.")
+        setattr(module, cls.__name__, cls)
+        module.__all__ = [cls.__name__]  # type: ignore[attr-defined]
+        sys.modules[name] = module
+    return name
+
+
+def _classify(obj: Any, spec: VerifiersSpec, library: Library, *, called: bool) -> Resolved:
+    what = f"{spec.module}:{spec.attr}" if spec.attr else spec.module
+    if is_legacy_environment(obj):
+        need_legacy(library, repr(what))
+        if spec.args and not called:
+            msg = f"{what} is a ready Environment; arguments ({', '.join(sorted(spec.args))}) need a factory."
+            raise BadURIError(msg)
+        return Resolved(api="legacy", env=obj)
+    if is_taskset_class(obj) or is_taskset(obj):
+        need_v1(library, repr(what))
+    if is_taskset_class(obj):
+        return Resolved(api="v1", taskset_id=_synthetic_id(obj), config={} if called else dict(spec.args))
+    if is_taskset(obj):
+        if spec.args and not called:
+            msg = f"{what} is a ready Taskset; arguments ({', '.join(sorted(spec.args))}) need its class or a factory."
+            raise BadURIError(msg)
+        return Resolved(api="v1", taskset_id=_synthetic_id(type(obj)), taskset=obj)
+    if callable(obj) and not called and not isinstance(obj, type):
+        try:
+            made = obj(**spec.args)
+        except TypeError as exc:
+            raise BadURIError(f"Calling {what} with {spec.args or 'no arguments'} failed: {exc}.") from exc
+        except UsageError:
+            raise
+        except Exception as exc:
+            raise UsageError(f"Building the environment {what} failed: {describe(exc)}.") from exc
+        return _classify(made, spec, library, called=True)
+    msg = (
+        f"{what} is {type(obj).__name__}, not a verifiers Environment, Taskset or a factory of one "
+        "(e.g. load_environment)."
+    )
+    raise BadURIError(msg)
+
+
+def resolve(spec: VerifiersSpec, library: Library) -> Resolved:
+    """Import `spec`'s module and turn what it names into a `Resolved` environment or taskset."""
+    module = _import(spec, library)
+    if spec.attr is not None:
+        obj: Any = module
+        for part in spec.attr.split("."):
+            if not hasattr(obj, part):
+                public = [n for n in dir(obj) if not n.startswith("_")]
+                msg = f"{spec.module} has no attribute {spec.attr!r}.{did_you_mean(part, public, 'attribute')}"
+                raise BadURIError(msg)
+            obj = getattr(obj, part)
+        return _classify(obj, spec, library, called=False)
+    factory = getattr(module, "load_environment", None)
+    if callable(factory):
+        resolved = _classify(factory, spec, library, called=False)
+        if resolved.api == "legacy":
+            # What verifiers' own load_environment(env_id) records on the environment.
+            resolved.env.env_id = resolved.env.env_id or spec.module
+            resolved.env.env_args = resolved.env.env_args or dict(spec.args)
+        return resolved
+    exported = _exported_taskset(module)
+    if exported is not None:
+        need_v1(library, repr(spec.module))
+        return Resolved(api="v1", taskset_id=spec.module, config=dict(spec.args))
+    msg = (
+        f"The module {spec.module!r} is no verifiers environment: it has no load_environment() and exports "
+        "no single Taskset subclass in __all__."
+    )
+    raise BadURIError(msg)
