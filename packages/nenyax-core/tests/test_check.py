@@ -325,3 +325,19 @@ def test_no_tasks_skips_what_needs_them_and_a_check_that_raises_says_what(tmp_pa
         TierOutcome.FAILED,
         "The check raised RuntimeError: the index file is gone.",  # stripped, and ended as a sentence
     )
+
+
+def test_a_rollout_environment_whose_gold_answer_is_one_constant_is_not_audited():
+    """The floor probes the reference's most common answer in rollout mode too (its last reply there,
+    since a rollout has no steps): answering every model call with it scores what the reference does."""
+    from nenyax.testing.native_fakes import NativeAdapters
+
+    registry = Registry.from_plugins(("native", NativeAdapters()))
+    varied = check("toolmath:mul?size=4", samples=4, registry=registry)
+    assert varied.tier is Tier.AUDITED
+    same = check("toolmath:mul?size=4&same=true", samples=4, registry=registry)
+    floor = _audit(same)["audited/reference-beats-floor"]
+    assert floor.outcome is TierOutcome.FAILED
+    assert same.floor.probe.startswith("a constant answer")
+    assert same.floor.score == 1.0
+    assert same.tier is Tier.TRAINABLE

@@ -55,8 +55,10 @@ def operands(task: str) -> tuple[int, int]:
 class ToolMathEnvironment(RolloutEnvironment):
     """``toolmath:mul``: a multiplication asked through chat, with a `multiply` tool the loop executes."""
 
-    def __init__(self, uri: str, size: int = 6, concurrent: bool = True) -> None:
+    def __init__(self, uri: str, size: int = 6, concurrent: bool = True, same: bool = False) -> None:
         self.size = size
+        self.same = same
+        """Every task asks the same multiplication (an environment whose gold answer is one constant)."""
         self.active = 0
         self.most_active = 0
         super().__init__(
@@ -89,7 +91,7 @@ class ToolMathEnvironment(RolloutEnvironment):
             raise BadURIError(f"{episode.task_id!r} is not a task of {self.uri}.")
         self.active += 1
         self.most_active = max(self.most_active, self.active)
-        a, b = operands(episode.task_id)
+        a, b = self.operands(episode.task_id)
         import openai
 
         client: Any = openai.AsyncOpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
@@ -122,8 +124,11 @@ class ToolMathEnvironment(RolloutEnvironment):
         verdict = Judgment(score=score, passed=score == 1.0, feedback=f"answered {answer!r}", judge="toolmath:exact")
         return NativeResult(judgment=verdict, messages=tuple(messages))
 
+    def operands(self, task: str) -> tuple[int, int]:
+        return operands("mul/0" if self.same else task)
+
     def reference_reply(self, task_id: str | None, messages: list[dict[str, Any]]) -> str | dict[str, Any]:
-        a, b = operands(task_id or "")
+        a, b = self.operands(task_id or "")
         if not any(m.get("role") == "tool" for m in messages):
             call = {"name": "multiply", "arguments": json.dumps({"a": a, "b": b})}
             return {"content": None, "tool_calls": [{"id": "call_0", "type": "function", "function": call}]}
@@ -209,10 +214,11 @@ class NativeAdapters:
 
 
 class ToolMathAdapter:
-    """``toolmath:mul?size=N``."""
+    """``toolmath:mul?size=N`` (``&same=true``: every task asks the same multiplication)."""
 
     def load(self, uri: Any, context: Any = None) -> ToolMathEnvironment:
-        return ToolMathEnvironment(uri.raw, size=int(uri.params.get("size", 6)))
+        same = bool(uri.params.get("same", False))
+        return ToolMathEnvironment(uri.raw, size=int(uri.params.get("size", 6)), same=same)
 
     def examples(self) -> list[str]:
         return ["toolmath:mul"]

@@ -415,7 +415,7 @@ async def _probes(ctx: Context, env: Environment) -> list[tuple[str, Any]]:
             await session.aclose()
     else:
         constants.extend(CONSTANT_ANSWERS)
-    golds = [t.steps[0].action for task in ctx.tasks if (t := await ctx.play("reference", task)).steps]
+    golds = [gold for task in ctx.tasks if (gold := _gold(await ctx.play("reference", task))) is not None]
     short = [g for g in golds if isinstance(g, str) and len(extract_answer(g)) <= MAX_CONSTANT_LENGTH]
     common = Counter(short).most_common(MAX_GOLD_CONSTANTS)
     constants.extend(gold for gold, _count in common)
@@ -427,6 +427,17 @@ async def _probes(ctx: Context, env: Environment) -> list[tuple[str, Any]]:
             name = f"a constant {'answer' if isinstance(constant, str) else 'action'} {_label(constant)}"
             probes.append((name, CallablePolicy(_constant(constant), name=f"check probe: {name}")))
     return probes
+
+
+def _gold(traj: Trajectory) -> Any:
+    """What the reference answered: its first action (step mode), or its last reply's text (rollout mode,
+    where the reference answers the loop's model calls), so a constant gold answer is probed in both."""
+    if traj.steps:
+        return traj.steps[0].action
+    if traj.model_calls:
+        content = traj.model_calls[-1].response.get("content")
+        return content if isinstance(content, str) else None
+    return None
 
 
 def _constant(value: Any) -> Callable[[Any], Any]:
