@@ -10,7 +10,7 @@ three: it goes one way down, to `nenyax.core.engine.runner`, with the policy res
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -239,8 +239,11 @@ class RolloutEnvironment(Environment):
     mode = Mode.ROLLOUT
 
     @abc.abstractmethod
-    async def run(self, episode: NativeEpisode) -> NativeResult:
+    def run(self, episode: NativeEpisode) -> NativeResult | Awaitable[NativeResult]:
         """Run the native loop for `episode` against ``episode.base_url``; return its judgment.
+
+        A coroutine (``async def run``) runs on the engine's event loop; a plain function (a synchronous
+        harness such as lm-eval's) runs on a worker thread, so the proxy answering it is never blocked.
 
         Raise `InfraFailure`, `VerifierFailure` or `EnvironmentFailure` (or anything else, taken as
         the environment's failure) when it breaks; a model call that failed is classified by the

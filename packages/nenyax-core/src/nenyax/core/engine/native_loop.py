@@ -59,6 +59,9 @@ class NativeEpisode:
     """A key to send with every call: it reaches no real provider (the proxy holds the real one)."""
     model: str
     """The model name to ask for (the proxy answers whatever name is sent)."""
+    scores_prompts: bool = False
+    """Whether the policy is a model that continues and scores raw prompts (``/completions`` with ``echo``:
+    an `Endpoint` whose provider has `complete_text`); an in-process policy answers chat only."""
     agent: str = "model"
     """Task mode: which agent the harness runs: ``model`` (a chat agent on `base_url`), ``reference``
     (the task's own solution), ``null`` (does nothing) or ``random``. Rollout mode: always ``model``."""
@@ -228,6 +231,7 @@ async def run_native_episode(
             api_key=PROXY_API_KEY,
             model=model,
             agent=agent,
+            scores_prompts=isinstance(pol, Endpoint) and hasattr(pol.provider, "complete_text"),
         )
         try:
             async with asyncio.timeout(timeout):
@@ -283,10 +287,15 @@ async def run_native_episode(
 async def _run_loop(env: NativeEnvironment, episode: NativeEpisode) -> NativeResult:
     """The environment's loop: awaited when it is a coroutine; a synchronous one (lm-eval's harness)
     runs on a worker thread, so the proxy answering its calls on this event loop is never blocked."""
+
+    def run() -> Any:
+        return env.run(episode)
+
     if inspect.iscoroutinefunction(env.run):
-        return await env.run(episode)
-    # A timed-out thread cannot be stopped: it runs on, its calls refused once the route closes.
-    result = await asyncio.to_thread(env.run, episode)
-    if inspect.isawaitable(result):  # a plain function that returned a coroutine
-        return await result
-    return result
+        result = run()
+    else:  # a timed-out thread cannot be stopped: it runs on, its calls refused once the route closes
+        result = await asyncio.to_thread(run)
+    if isinstance(result, NativeResult):
+        return result
+    done: NativeResult = await result  # a coroutine (or a plain function that returned one)
+    return done

@@ -73,6 +73,8 @@ class Context:
     floor: Floor | None = None
     observers: Observers = NO_OBSERVERS
     """Observe every episode a check plays here (not those of the fresh-process replay)."""
+    model: Any = None
+    """The model of ``check --model``: it plays where the environment offers no built-in policy."""
 
     def need_env(self) -> Environment:
         if self.env is None:
@@ -167,7 +169,7 @@ async def _episode_starts(ctx: Context) -> str:
         finally:
             await session.aclose()
         return f"Session of {task} opened with {with_article(kind)} observation."
-    traj = await ctx.play("null", task)
+    traj = await ctx.play(_playable_policy(ctx), task)
     if traj.status in (Status.ENV_ERROR, Status.INFRA_ERROR):
         raise Fail(f"An episode of {task} could not start: {traj.error}")
     return f"An episode of {task} started ({traj.status.value})."
@@ -176,20 +178,34 @@ async def _episode_starts(ctx: Context) -> str:
 # ---------------------------------------------------------------- evaluable
 
 
-def _playable_policy(env: Environment) -> str:
-    caps = env.manifest.capabilities
+def _playable_policy(ctx: Context, *, model: bool = True) -> Any:
+    """The policy that plays the plain episodes: a built-in one the environment claims, else (where `model`)
+    the model of ``check --model`` (an environment only a model can play, such as a perplexity task).
+    Replays need a built-in one: a model samples anew each time, and cannot travel to another process."""
+    caps = ctx.need_env().manifest.capabilities
     # The null policy first: the plainest full episode. Garbage input is the audit's business.
     for name, ok in (("null", caps.null_policy), ("random", caps.random_policy), ("reference", caps.reference_policy)):
         if ok:
             return name
-    raise Skip("The environment offers no built-in policy (random, null or reference) to play an episode.")
+    if model and ctx.model is not None:
+        return ctx.model
+    raise Skip(
+        "The environment offers no built-in policy (random, null or reference) to play an episode; "
+        "`nenyax check URI --model M` plays it with a model."
+    )
+
+
+def _name(policy: Any) -> str:
+    info = getattr(policy, "info", None)
+    return str(info.name) if info is not None else str(policy)
 
 
 async def _episode_completes(ctx: Context) -> str:
     env = ctx.need_env()
     task = ctx.need_tasks()[0]
-    policy = _playable_policy(env)
-    traj = await ctx.play(policy, task)
+    player = _playable_policy(ctx)
+    policy = _name(player)
+    traj = await ctx.play(player, task)
     score = _score(traj, policy)
     if not math.isfinite(score):
         raise Fail(f"The judgment's score is {score}.")
@@ -213,7 +229,7 @@ async def _seed_recreates(ctx: Context) -> str:
     if not (caps.seeded or caps.stable_task_ids):
         raise Skip("The environment claims neither `seeded` nor `stable_task_ids`.")
     task = ctx.need_tasks()[0]
-    policy = _playable_policy(env)
+    policy = _playable_policy(ctx, model=False)
     first = await ctx.rollout(policy, task)
     second = await ctx.rollout(policy, task)
     for traj in (first, second):
@@ -239,7 +255,7 @@ async def _fresh_process(ctx: Context) -> str:
         raise Skip("The environment claims neither `seeded` nor `stable_task_ids`, so there is nothing to replay.")
     tasks = ctx.need_tasks()[:FRESH_PROCESS_TASKS]
     # The reference's actions show the task's hidden state too (its gold answer), not only its start.
-    policy = "reference" if caps.reference_policy else _playable_policy(env)
+    policy = "reference" if caps.reference_policy else _playable_policy(ctx, model=False)
     here = {task: await ctx.play(policy, task) for task in tasks}
     for traj in here.values():
         _score(traj, policy)
@@ -279,7 +295,7 @@ async def _fresh_process(ctx: Context) -> str:
 async def _model_path_recorded(ctx: Context) -> str:
     env = ctx.need_env()
     task = ctx.need_tasks()[0]
-    traj = await ctx.play(_playable_policy(env), task)
+    traj = await ctx.play(_playable_policy(ctx), task)
     with TemporaryDirectory() as tmp:
         path = Path(tmp) / "t.jsonl"
         with JsonlSink(path) as sink:
@@ -329,6 +345,7 @@ def _raises(exc: Exception) -> Callable[[Any], Any]:
 
 async def _failures_classified(ctx: Context) -> str:
     task = ctx.need_tasks()[0]
+    _playable_policy(ctx, model=False)  # the probes are in-process policies: one that only a model can play skips
     raising = CallablePolicy(_raises(RuntimeError("deliberate policy failure")), name="check probe: a raising policy")
     broken = await ctx.rollout(raising, task)
     if broken.status is not Status.POLICY_ERROR or broken.score != 0.0:

@@ -70,7 +70,9 @@ async def acheck(
         msg = f"--samples must be at least 1, got {samples}."
         raise UsageError(msg)
     watchers = observers_of(observers)
-    ctx = Context(uri=uri, samples=samples, seed=seed, registry=registry, margin=float(margin), observers=watchers)
+    ctx = Context(
+        uri=uri, samples=samples, seed=seed, registry=registry, margin=float(margin), observers=watchers, model=model
+    )
     results, model_results = [], []
     total = len(CHECKS) + (len(MODEL_CHECKS) if model is not None else 0)
     try:
