@@ -93,3 +93,53 @@ def test_check_without_answers_reaches_trainable_and_says_why():
     assert "no answer" in env.manifest.extra["no_reference"]
     report = check("verifiers:vf_odd_legacy:no_answer", samples=2)
     assert report.tier.label == "trainable", [(r.id, r.outcome, r.evidence) for r in report.results]
+
+
+TOOLS = "verifiers:vf-tools-legacy"
+
+
+def test_a_tool_env_s_tool_calls_and_results_are_recorded_through_the_proxy():
+    env = load(TOOLS)
+    call = {"id": "call_1", "type": "function", "function": {"name": "multiply", "arguments": '{"a": 6, "b": 7}'}}
+    policy = Scripted({"content": None, "tool_calls": [call]}, "42")
+    traj = env.rollout(policy, task="eval/0")
+    env.close()
+    assert traj.status is Status.OK, traj.error
+    assert traj.judgment.score == 1.0
+    assert len(traj.model_calls) == 2
+    assert traj.model_calls[0].tools[0]["function"]["name"] == "multiply"  # the loop offered its tool
+    [tool] = traj.tool_calls
+    assert (tool.name, tool.arguments, tool.result) == ("multiply", {"a": 6, "b": 7}, "42")
+    assert policy.seen[1][-1] == {"role": "tool", "content": "42", "tool_call_id": "call_1"}
+
+
+def test_try_with_the_embedded_model_shows_the_native_loop_s_calls_with_token_ids():
+    """`nenyax try` on the ToolEnv with the real embedded model: every call the loop made, with token ids;
+    a tool call the model made comes back parsed and is recorded with its result."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("nenyax.providers.local", reason="needs nenyax-providers-local (nox -s verifiers-0.3 has it)")
+    envs = str(Path(__file__).parent / "envs")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.pathsep.join([envs, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", "try", TOOLS, "-m", "local:smollm2-135m", "--max-tokens", "48", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    traj = json.loads(done.stdout)
+    assert traj["status"] == "ok", traj["error"]
+    assert traj["model_calls"]
+    for call in traj["model_calls"]:
+        assert call["provider"] == "local"
+        assert len(call["completion_token_ids"]) == len(call["logprobs"]) > 0
+        assert "<tools>" not in (call["response"].get("content") or "")
+    asked = [c for call in traj["model_calls"] for c in call["response"].get("tool_calls") or ()]
+    assert len(traj["tool_calls"]) == len(asked)  # each call the model made, answered by the loop's tool

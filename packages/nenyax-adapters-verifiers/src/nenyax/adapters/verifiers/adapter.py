@@ -25,6 +25,7 @@ class VerifiersAdapter:
 
         spec = parse_spec(uri)
         library = installed()
+        _quiet_datasets()
         resolved = resolve(spec, library)
         if resolved.api == "legacy":
             from nenyax.adapters.verifiers.legacy import LegacyVerifiersEnvironment
@@ -37,3 +38,13 @@ class VerifiersAdapter:
     def examples(self) -> list[str]:
         """URIs that load offline: by default the small arithmetic demo shipped with this adapter."""
         return list(self._examples)
+
+
+def _quiet_datasets() -> None:
+    """No ``Map: 100%`` bars from `datasets` (which legacy environments build their rows with) interleaved
+    with nenyax's own output."""
+    try:
+        import datasets
+    except ImportError:  # v1 tasksets need no datasets
+        return
+    datasets.disable_progress_bars()
