@@ -18,16 +18,26 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["lint", "tests", "openenv-core-0.3", "verifiers-0.3", "verifiers-0.4", "integration", "wheels"]
+nox.options.sessions = [
+    "lint",
+    "tests",
+    "openenv-core-0.3",
+    "verifiers-0.3",
+    "verifiers-0.4",
+    "lm-eval",
+    "integration",
+    "wheels",
+]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_external_run = True
 
 ROOT = Path(__file__).parent
 PACKAGES = {p.parent.name: p.parent for p in sorted(ROOT.glob("packages/*/pyproject.toml"))}
 PYTHON = "3.11"
-# Distributions tested once per release of their library, in sessions of their own (verifiers: 0.3 ships the
-# legacy API, 0.4 only v1): left out of `tests`, and their test groups out of `integration`.
-OWN_SESSIONS = frozenset({"nenyax-adapters-verifiers"})
+# Distributions tested in sessions of their own: once per release of their library (verifiers: 0.3 ships the
+# legacy API, 0.4 only v1), or with a library too large to add to `integration` (lm-eval: some 760 MB of
+# pandas, pyarrow, scipy...). Left out of `tests`, and their test groups out of `integration`.
+OWN_SESSIONS = frozenset({"nenyax-adapters-verifiers", "nenyax-adapters-lm-eval"})
 # Pins applied to every install (e.g. torch==2.13.0: pip takes the local CPU wheel only when pinned).
 CONSTRAINTS = ["-c", str(ROOT / "constraints.txt")]
 ENV = {"NENYAX_STRICT_PLUGINS": "1", "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0"}
@@ -173,11 +183,11 @@ def openenv_core_0_3(session: nox.Session) -> None:
     _release_on_ci(session)
 
 
-def _verifiers_session(session: nox.Session, release: list[str], api: str) -> None:
+def _verifiers_session(session: nox.Session, release: list[str], api: str, *siblings: str) -> None:
     """The verifiers adapter's tests against one verifiers release; with CI set, that API's tests must run."""
     package = "nenyax-adapters-verifiers"
     group = [r for r in _test_group(package) if _name(r) not in ("verifiers", "uv")]
-    _install_local(session, package, extra=[*group, *release, "pytest-timeout"])
+    _install_local(session, package, *siblings, extra=[*group, *release, "pytest-timeout"])
     session.chdir(PACKAGES[package])
     session.run(*PYTEST, *session.posargs, env=_env(session, NENYAX_VERIFIERS_API=api))
     _release_on_ci(session)
@@ -186,13 +196,26 @@ def _verifiers_session(session: nox.Session, release: list[str], api: str) -> No
 @nox.session(python=PYTHON, name="verifiers-0.3")
 def verifiers_0_3(session: nox.Session) -> None:
     """Legacy verifiers environments (SingleTurnEnv, MultiTurnEnv, ToolEnv...) against verifiers 0.3.1."""
-    _verifiers_session(session, ["verifiers==0.3.1"], "legacy")
+    # With the embedded model and the CLI: `nenyax try` on a ToolEnv shows the calls the loop made.
+    _verifiers_session(session, ["verifiers==0.3.1"], "legacy", "nenyax-providers-local", "nenyax-cli")
 
 
 @nox.session(python=PYTHON, name="verifiers-0.4")
 def verifiers_0_4(session: nox.Session) -> None:
     """v1 tasksets against verifiers 0.4.0 (uv sets up the null harness's script from PyPI on first use)."""
     _verifiers_session(session, ["verifiers==0.4.0", "uv"], "v1")
+
+
+@nox.session(python=PYTHON, name="lm-eval")
+def lm_eval(session: nox.Session) -> None:
+    """lm-evaluation-harness tasks (local task files) against lm-eval 0.4.13 and the embedded model."""
+    package = "nenyax-adapters-lm-eval"
+    group = _test_group(package)
+    siblings = [_name(r) for r in group if _name(r) in PACKAGES]  # nenyax-providers-local, from source
+    _install_local(session, package, *siblings, extra=[*_third_party(group), "pytest-timeout"])
+    session.chdir(PACKAGES[package])
+    session.run(*PYTEST, *session.posargs, env=_env(session))
+    _release_on_ci(session)
 
 
 def _ensure_chromium(session: nox.Session) -> None:
