@@ -231,8 +231,11 @@ def test_check_with_a_model_reports_its_token_fidelity_apart_from_the_tier():
     # Two actions at most: a multi-turn episode (two calls) that stays cheap (148 s with FrozenLake's 100).
     uri = "gymnasium:FrozenLake-v1?max_episode_steps=2"
     done = _nenyax("check", uri, "--samples", "2", "--model", "local:smollm2-135m", "--json")
-    assert done.returncode in (0, 1), done.stderr
     report = json.loads(done.stdout)
+    # The exit code is the environment's checks' alone (two actions leave the planner short of the goal,
+    # so the audit fails there), never the model check's.
+    failed = any(r["outcome"] == "failed" for r in report["results"]) or report["tier"] == "none"
+    assert done.returncode == (1 if failed else 0), done.stderr
     assert report["model"] == "local:smollm2-135m"
     [fidelity] = report["model_results"]
     assert fidelity["id"] == "trainable/token-fidelity"

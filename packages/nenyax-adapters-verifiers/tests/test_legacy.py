@@ -133,7 +133,7 @@ def test_try_with_the_embedded_model_shows_the_native_loop_s_calls_with_token_id
         timeout=600,
         check=False,
     )
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode == 0, done.stderr  # try exits 0 exactly when the episode ended ok
     traj = json.loads(done.stdout)
     assert traj["status"] == "ok", traj["error"]
     assert traj["model_calls"]

@@ -15,7 +15,7 @@ import pytest
 from nenyax.core import Endpoint
 from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.models.proxy import RecordingProxy
-from nenyax.providers.local.tools import INVALID_TOOL_CALL, TOOLS_PROMPT, parse, render
+from nenyax.providers.local.tools import TOOLS_PROMPT, parse, render
 
 MODEL = "local:smollm2-135m"
 ASK = [{"role": "user", "content": "Say hello to Ada."}]
@@ -90,15 +90,11 @@ def test_a_tool_episode_with_the_embedded_model_renders_the_tools_and_says_how_t
     assert "<tools>" in prompt
     assert '"greet"' in prompt
     choice = reply.choices[0]
-    _content, calls, parsed = parse(engine.decode(list(call.completion_token_ids)))
-    if calls:  # the model called a tool: it comes back as tool_calls, never as raw markup
-        assert choice.finish_reason == "tool_calls"
-        assert [c.function.name for c in choice.message.tool_calls] == [c["function"]["name"] for c in calls]
-        assert "<tool_call>" not in (choice.message.content or "")
-    elif not parsed:
-        assert choice.finish_reason == INVALID_TOOL_CALL
-    else:
-        assert choice.message.tool_calls is None
+    # Greedy, SmolLM2-135M answers this one in prose (its tool calls are rare; the parsing of real call
+    # markup is tested above): no markup, so no tool_calls, and the text is the decoded completion.
+    assert parse(engine.decode(list(call.completion_token_ids))) == (choice.message.content, None, True)
+    assert choice.message.tool_calls is None
+    assert choice.finish_reason == call.finish_reason == "length"
 
 
 def test_a_forced_tool_choice_is_refused_in_one_sentence():
