@@ -31,6 +31,7 @@ from nenyax.core.models.openai_wire import (
     text_completion_json,
 )
 from nenyax.core.models.recorder import EpisodeRecorder
+from nenyax.core.models.responses_wire import messages_from_input, response_json, responses_tools
 
 Responder = Callable[[ChatRequest], Awaitable[ModelCall]]
 """Answers one chat request. The route's recorder records what it returns, unless it has a true
@@ -145,98 +146,6 @@ def _choices(body: dict[str, Any]) -> int:
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_CHOICES:
         raise _Refused(400, f"'n' must be an integer from 1 to {MAX_CHOICES}, not {n!r}.")
     return n
-
-
-def _responses_tools(body: dict[str, Any]) -> tuple[tuple[dict[str, Any], ...], Any]:
-    """Responses' flat function tools and tool_choice, in the chat shape."""
-    tools = []
-    for tool in body.get("tools") or ():
-        if not isinstance(tool, dict) or tool.get("type") != "function":
-            kind = tool.get("type") if isinstance(tool, dict) else type(tool).__name__
-            raise _Refused(400, f"This proxy serves function tools only, not {kind!r} tools.")
-        function = {k: tool[k] for k in ("name", "description", "parameters", "strict") if k in tool}
-        tools.append({"type": "function", "function": function})
-    choice = body.get("tool_choice")
-    if isinstance(choice, dict) and choice.get("type") == "function":
-        choice = {"type": "function", "function": {"name": choice.get("name")}}
-    return tuple(tools), choice
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, list):  # [{"type": "input_text", "text": ...}, ...]
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return "" if content is None else str(content)
-
-
-def _messages_from_responses_input(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """Responses input items as chat messages: function calls join an assistant message, outputs are tool messages."""
-    messages: list[dict[str, Any]] = []
-    if body.get("instructions"):
-        messages.append({"role": "system", "content": body["instructions"]})
-    items = body.get("input", "")
-    if isinstance(items, str):
-        return [*messages, {"role": "user", "content": items}]
-    if not isinstance(items, list):
-        raise _Refused(400, "'input' must be a string or a list of input items.")
-    for item in items:
-        if not isinstance(item, dict):
-            raise _Refused(400, f"Each input item must be an object, not {type(item).__name__}.")
-        kind = item.get("type", "message")
-        if kind == "message":
-            messages.append({"role": item.get("role", "user"), "content": _text(item.get("content"))})
-        elif kind == "function_call":
-            call = {
-                "id": item.get("call_id") or item.get("id"),
-                "type": "function",
-                "function": {"name": item.get("name"), "arguments": item.get("arguments") or ""},
-            }
-            last = messages[-1] if messages else None
-            if last is not None and last["role"] == "assistant" and (last.get("tool_calls") or not last["content"]):
-                last.setdefault("tool_calls", []).append(call)
-            else:
-                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        elif kind == "function_call_output":
-            output = item.get("output")
-            messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": item.get("call_id"),
-                    "content": output if isinstance(output, str) else _text(output),
-                }
-            )
-        elif kind == "reasoning":
-            continue  # the model's own earlier reasoning summary: nothing a chat model is sent
-        else:
-            raise _Refused(400, f"This proxy cannot carry {kind!r} input items (messages and function calls only).")
-    return messages
-
-
-def _responses_output(call: ModelCall) -> list[dict[str, Any]]:
-    output: list[dict[str, Any]] = []
-    text = call.response.get("content")
-    if text or not call.response.get("tool_calls"):
-        output.append(
-            {
-                "type": "message",
-                "id": f"msg_{new_id()}",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": str(text or ""), "annotations": []}],
-            }
-        )
-    for tool_call in call.response.get("tool_calls") or ():
-        function = tool_call.get("function") or {}
-        output.append(
-            {
-                "type": "function_call",
-                "id": f"fc_{new_id()}",
-                "call_id": tool_call.get("id") or f"call_{new_id()}",
-                "name": function.get("name"),
-                "arguments": function.get("arguments") or "",
-                "status": "completed",
-            }
-        )
-    return output
 
 
 class RecordingProxy:
@@ -500,8 +409,8 @@ class RecordingProxy:
                 raise _Refused(400, "This proxy answers /v1/responses without streaming; send stream=false.")
             if body.get("previous_response_id"):
                 raise _Refused(400, "This proxy keeps no responses: send the whole input, not previous_response_id.")
-            messages = _messages_from_responses_input(body)
-            tools, tool_choice = _responses_tools(body)
+            messages = messages_from_input(body)
+            tools, tool_choice = responses_tools(body)
             wire = frozenset({"model", "input", "instructions", "tools", "tool_choice", "stream", "store", "n"})
             params = _params(body, wire)
             if tool_choice is not None:
@@ -512,26 +421,9 @@ class RecordingProxy:
             [call] = await self._answer(route, chat, 1)
         except _Refused as exc:
             return _error(exc.status, str(exc))
-        output = _responses_output(call)
-        return _json(
-            {
-                "id": f"resp_{new_id()}",
-                "object": "response",
-                "created_at": int(time.time()),
-                "status": "completed",
-                "model": body.get("model") or route.model,
-                "output": output,
-                "output_text": str(call.response.get("content") or ""),
-                "parallel_tool_calls": True,
-                "tool_choice": body.get("tool_choice", "auto"),
-                "tools": body.get("tools") or [],
-                "usage": {
-                    "input_tokens": call.usage.get("prompt_tokens", 0),
-                    "output_tokens": call.usage.get("completion_tokens", 0),
-                    "total_tokens": call.usage.get("total_tokens", 0),
-                },
-            }
-        )
+        except RequestRefused as exc:  # input items or tools the translation cannot carry
+            return _error(400, str(exc))
+        return _json(response_json(call, body, model=str(body.get("model") or route.model)))
 
     async def _models(self, request: web.Request) -> web.Response:
         route = self.routes.get(request.match_info["episode"])
