@@ -25,6 +25,7 @@ nox.options.sessions = [
     "verifiers-0.3",
     "verifiers-0.4",
     "lm-eval",
+    "harbor",
     "integration",
     "wheels",
 ]
@@ -39,7 +40,7 @@ PYTHON = "3.11"
 # Distributions tested in sessions of their own: once per release of their library (verifiers: 0.3 ships the
 # legacy API, 0.4 only v1), or with a library too large to add to `integration` (lm-eval: some 760 MB of
 # pandas, pyarrow, scipy...). Left out of `tests`, and their test groups out of `integration`.
-OWN_SESSIONS = frozenset({"nenyax-adapters-verifiers", "nenyax-adapters-lm-eval"})
+OWN_SESSIONS = frozenset({"nenyax-adapters-verifiers", "nenyax-adapters-lm-eval", "nenyax-adapters-harbor"})
 # Pins applied to every install (e.g. torch==2.13.0: pip takes the local CPU wheel only when pinned).
 CONSTRAINTS = ["-c", str(ROOT / "constraints.txt")]
 ENV = {"NENYAX_STRICT_PLUGINS": "1", "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0"}
@@ -182,6 +183,7 @@ def tests(session: nox.Session, package: str) -> None:
     """One distribution's own tests, with only its declared dependencies (plus local siblings)."""
     group = _test_group(package)
     siblings = [_name(r) for r in group if _name(r) in PACKAGES]  # installed from source
+    _ensure_debian(session, _debian([package]))
     _install_local(session, package, *siblings, extra=[*_third_party(group), "pytest-timeout"])
     env = _env(session, **_server_venvs(session, [package]))
     session.chdir(PACKAGES[package])
@@ -239,19 +241,35 @@ def lm_eval(session: nox.Session) -> None:
     _release_on_ci(session)
 
 
-def _ensure_chromium(session: nox.Session) -> None:
-    """The HTML replay is checked in a real headless Chromium; install Debian's when we can."""
-    if shutil.which("chromium") or not (shutil.which("apt-get") and os.geteuid() == 0):
+def _ensure_debian(session: nox.Session, packages: Iterable[str]) -> None:
+    """Debian packages a session's tests drive (chromium, bubblewrap...): installed when missing and we can
+    (root with apt-get, as on CI); with `CI` set, one that cannot be installed fails the session."""
+    wanted = sorted(set(packages))
+    if not shutil.which("dpkg"):
+        session.warn(f"Not a Debian system: {', '.join(wanted)} must be installed by hand.")
+        return
+    missing = [p for p in wanted if subprocess.run(["dpkg", "-s", p], capture_output=True, check=False).returncode]
+    if not missing:
+        return
+    if not (shutil.which("apt-get") and os.geteuid() == 0):
+        if os.environ.get("CI"):
+            session.error(f"Debian packages {', '.join(missing)} are needed and cannot be installed (no root apt-get).")
+        session.warn(f"Debian packages {', '.join(missing)} are missing: their tests will say so.")
         return
     env = {"DEBIAN_FRONTEND": "noninteractive"}
     session.run("apt-get", "update", "-qq", external=True, env=env, silent=True)
-    session.run("apt-get", "install", "-y", "-qq", "chromium", external=True, env=env, silent=True)
+    session.run("apt-get", "install", "-y", "-qq", *missing, external=True, env=env, silent=True)
+
+
+def _debian(packages: Iterable[str]) -> list[str]:
+    """[tool.nenyax] debian: the Debian packages a distribution's tests need (its sandbox binary, say)."""
+    return [d for name in packages for d in _pyproject(name).get("tool", {}).get("nenyax", {}).get("debian", [])]
 
 
 @nox.session(python=PYTHON)
 def integration(session: nox.Session) -> None:
     """Every distribution installed together, and the root tests/ suite."""
-    _ensure_chromium(session)
+    _ensure_debian(session, ["chromium", *_debian(PACKAGES)])  # chromium: the HTML replay, in a real browser
     # Each distribution's test group too: the tier tables are measured with the adapters' test extras.
     groups = _third_party(r for p in PACKAGES if p not in OWN_SESSIONS for r in _test_group(p))
     _install_local(session, *PACKAGES, extra=["pytest>=8", "pytest-timeout", "build", *groups])
@@ -344,3 +362,28 @@ def lint(session: nox.Session) -> None:
     )
     session.run("lint-imports")
     session.run("mypy", *(arg for package in PACKAGES for name in _packages_of(package) for arg in ("-p", name)))
+
+
+# A pyenv shim may refuse `python3.12` (nox then finds none, and uv would download one): pyenv's newest
+# 3.12 as `_find_python` looks it up, else the name, for an interpreter on PATH.
+@nox.session(
+    python=(
+        sorted(
+            glob.glob(f"{os.environ.get('PYENV_ROOT', os.path.expanduser('~/.pyenv'))}/versions/3.12.*/bin/python3.12")
+        )
+        or ["3.12"]
+    )[-1]
+)
+def harbor(session: nox.Session) -> None:
+    """Harbor tasks (harbor needs Python >= 3.12): real harbor trials in the real bwrap sandbox, the CLI too.
+
+    A session of its own, since `tests` and `integration` run on 3.11, where harbor does not install.
+    """
+    package = "nenyax-adapters-harbor"
+    group = _test_group(package)
+    siblings = [_name(r) for r in group if _name(r) in PACKAGES]  # the bwrap sandbox and the CLI, from source
+    _ensure_debian(session, _debian([package, *siblings]))
+    _install_local(session, package, *siblings, extra=[*_third_party(group), "pytest-timeout"])
+    session.chdir(PACKAGES[package])
+    session.run(*PYTEST, "--durations=5", *session.posargs, env=_env(session))
+    _release_on_ci(session)

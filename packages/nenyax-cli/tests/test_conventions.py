@@ -109,7 +109,8 @@ def test_the_help_promises_only_commands_that_exist(site):
         ["try", "arith:add", "--json", "--bogus"],
         ["plugins", "--json", "extra"],
         ["adapter-check", "arth", "--json"],
-        ["sandbox-check", "bwrap", "--json"],
+        ["sandbox-check", "nosuch", "--json"],
+        ["judge-check", "nosuch", "--json"],
     ],
 )
 def test_a_user_error_with_json_prints_a_json_object(site, args):

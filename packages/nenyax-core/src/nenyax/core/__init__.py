@@ -91,7 +91,16 @@ _EXPORTS: dict[str, str] = {
     "JudgeCapabilities": "nenyax.core.plugins.judge",
     "RecordingProxy": "nenyax.core.models.proxy",
     **dict.fromkeys(
-        ("ExecResult", "SandboxCapabilities", "SandboxImage", "SandboxSpec"), "nenyax.core.plugins.sandbox"
+        (
+            "ExecResult",
+            "Mount",
+            "NetworkPolicy",
+            "SandboxCapabilities",
+            "SandboxImage",
+            "SandboxSpec",
+            "create_sandbox",
+        ),
+        "nenyax.core.plugins.sandbox",
     ),
     "JsonlSink": "nenyax.core.engine.sinks",
 }
@@ -185,7 +194,15 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.plugins.adapter import AdapterCapabilities, Listing, LoadContext
     from nenyax.core.plugins.judge import JudgeCapabilities
     from nenyax.core.plugins.registry import Registry, default_registry
-    from nenyax.core.plugins.sandbox import ExecResult, SandboxCapabilities, SandboxImage, SandboxSpec
+    from nenyax.core.plugins.sandbox import (
+        ExecResult,
+        Mount,
+        NetworkPolicy,
+        SandboxCapabilities,
+        SandboxImage,
+        SandboxSpec,
+        create_sandbox,
+    )
     from nenyax.core.tiers.measure import (
         TierOutcome,
         TierReport,

@@ -161,10 +161,14 @@ def nenyax_register_sandboxes() -> SpecResult:  # type: ignore[empty-body]
     """Declare sandbox backends that run task-mode commands in isolation.
 
     The factory, ``factory(**options)``, returns a `nenyax.core.plugins.sandbox.Sandbox`: ``capabilities``,
-    ``build(SandboxSpec) -> SandboxImage`` (with a digest) and ``start(image) -> SandboxHandle``,
-    an async context manager with ``exec(argv | shell, cwd, env, timeout) -> ExecResult``,
-    ``put``/``get`` (files and directories) and ``stop``. A non-zero exit is data; the backend
-    failing raises `InfraFailure`. (Its conformance kit, ``nenyax sandbox-check NAME``, comes later.)
+    ``build(SandboxSpec) -> SandboxImage`` (with a digest), ``start(image, proxy=None) -> SandboxHandle``,
+    ``remove(image)`` and ``close()``. A handle is an async context manager with
+    ``exec(argv | shell, cwd, env, timeout, user, on_output, max_output) -> ExecResult`` (each stream
+    bounded, ``truncated`` said), ``put``/``get`` (files and directories), ``stop``, the ``proxy_url``
+    commands inside reach the proxy at, and the limits it could not enforce (``unenforced``). A non-zero
+    exit is data; the backend failing raises `InfraFailure`. Every capability it claims is proven by its
+    conformance kit, ``nenyax sandbox-check NAME`` (containment included: writes outside its files, the
+    network, a fork bomb, a memory hog, a command past its timeout).
     """
 
 

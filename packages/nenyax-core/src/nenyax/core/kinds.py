@@ -96,6 +96,7 @@ KINDS: dict[str, Kind] = {
             "nenyax_register_sandboxes",
             "nenyax.core.plugins.sandbox:Sandbox",
             "builds images and runs isolated command sessions for task-mode formats",
+            kit="nenyax.testing.checks.sandbox:SANDBOX_CHECKS",
         ),
         Kind(
             "learner",

@@ -19,7 +19,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from nenyax.core.errors import InfraFailure
-from nenyax.core.plugins.sandbox import ExecResult, SandboxCapabilities, SandboxImage, SandboxSpec
+from nenyax.core.plugins.sandbox import (
+    MAX_OUTPUT_BYTES,
+    ExecResult,
+    NetworkPolicy,
+    OutputCallback,
+    SandboxCapabilities,
+    SandboxImage,
+    SandboxSpec,
+    bounded_text,
+)
 
 
 def _tree_digest(folder: Path) -> str:
@@ -32,9 +41,13 @@ def _tree_digest(folder: Path) -> str:
 class LocalProcessHandle:
     """A temporary folder standing in for the sandbox's filesystem; commands run there."""
 
-    def __init__(self, image: SandboxImage) -> None:
+    def __init__(self, image: SandboxImage, proxy: str | None = None) -> None:
         """Copy the image's context (if any) into a fresh folder."""
         self.image = image
+        self.proxy_url = proxy  # the host's network: the proxy is reached where it is
+        # It enforces nothing: every limit asked for, and any network policy but the host's, is said so.
+        cut_off = ("network",) if image.spec.network is not NetworkPolicy.FULL else ()
+        self.unenforced: tuple[str, ...] = (*image.spec.limits, *cut_off)
         self.root = Path(tempfile.mkdtemp(prefix="nenyax-localbox-"))
         if image.spec.context is not None:
             shutil.copytree(image.spec.context, self.root, dirs_exist_ok=True)
@@ -52,37 +65,46 @@ class LocalProcessHandle:
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
-        on_output: object = None,
+        user: str | int | None = None,
+        on_output: OutputCallback | None = None,
+        max_output: int = MAX_OUTPUT_BYTES,
     ) -> ExecResult:
         """Run `command` in the folder; past `timeout` the whole process group is killed."""
+        if user is not None:
+            msg = f"The local sandbox runs every command as this process's user; it cannot run one as {user!r}."
+            raise InfraFailure(msg)
         started = time.perf_counter()
         where = self._local(cwd) if cwd else self.root
         environment = {**os.environ, **self.image.spec.env, **(env or {})}
-        try:
-            if isinstance(command, str):
-                proc = await asyncio.create_subprocess_shell(
-                    command, cwd=where, env=environment, stdout=-1, stderr=-1, start_new_session=True
-                )
-            else:
+        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        # Output goes to files, not pipes: a child that leaves the process group cannot hold the call open.
+        with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
+            try:
                 proc = await asyncio.create_subprocess_exec(
-                    *command, cwd=where, env=environment, stdout=-1, stderr=-1, start_new_session=True
+                    *argv, cwd=where, env=environment, stdout=out_file, stderr=err_file, start_new_session=True
                 )
-        except OSError as exc:
-            msg = f"The local sandbox could not start {command!r}: {exc}."
-            raise InfraFailure(msg) from exc
-        timed_out = False
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(), timeout)
-        except TimeoutError:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = await proc.communicate()
+            except OSError as exc:
+                msg = f"The local sandbox could not start {command!r}: {exc}."
+                raise InfraFailure(msg) from exc
+            timed_out = False
+            try:
+                await asyncio.wait_for(proc.wait(), timeout)
+            except TimeoutError:
+                timed_out = True
+                os.killpg(proc.pid, signal.SIGKILL)
+                await proc.wait()
+            out_file.seek(0)
+            err_file.seek(0)
+            out, err = out_file.read(), err_file.read()
+        stdout, cut_out = bounded_text(out, max_output)
+        stderr, cut_err = bounded_text(err, max_output)
         return ExecResult(
             exit_code=proc.returncode if proc.returncode is not None else -9,
-            stdout=out.decode(errors="replace"),
-            stderr=err.decode(errors="replace"),
+            stdout=stdout,
+            stderr=stderr,
             timed_out=timed_out,
             duration=time.perf_counter() - started,
+            truncated=cut_out or cut_err,
         )
 
     async def put(self, local: Path, remote: str) -> None:
@@ -121,6 +143,7 @@ class LocalProcessSandbox:
     """The backend: images are folders (their digest is the content's), handles are temporary folders."""
 
     capabilities = SandboxCapabilities(persistent_session=True)
+    default_image = "local"
 
     async def build(self, spec: SandboxSpec) -> SandboxImage:
         """Resolve the spec; a context folder is hashed, a named image is taken as it is."""
@@ -132,6 +155,12 @@ class LocalProcessSandbox:
         name = spec.image or ""
         return SandboxImage(ref=name, digest="sha256:" + hashlib.sha256(name.encode()).hexdigest(), spec=spec)
 
-    async def start(self, image: SandboxImage) -> LocalProcessHandle:
+    async def start(self, image: SandboxImage, *, proxy: str | None = None) -> LocalProcessHandle:
         """A fresh folder from `image`."""
-        return LocalProcessHandle(image)
+        return LocalProcessHandle(image, proxy)
+
+    async def remove(self, image: SandboxImage) -> None:
+        """Nothing to delete: an image is the context folder itself."""
+
+    async def close(self) -> None:
+        """Nothing held: each handle removes its own folder."""

@@ -1,0 +1,202 @@
+"""`HarborEnvironment`: harbor tasks as a Nenyax task environment, each episode one harbor `Trial`.
+
+Harbor's own trial runs harbor's own agents and verifier; only the commands go elsewhere, to the
+Nenyax sandbox plugin chosen at load (bwrap by default) through `NenyaxSandboxEnvironment`. The
+built-in policies are harbor's agents (``reference`` -> ``oracle``, ``null`` -> ``nop``); any other
+policy is ``terminus-2`` pointed at the episode's recording-proxy URL, so every model call it makes is
+in the trajectory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from nenyax.adapters.harbor.backend import HANDOFFS
+from nenyax.adapters.harbor.results import judge
+from nenyax.adapters.harbor.spec import HarborSpec
+from nenyax.adapters.harbor.tasks import HarborTask
+from nenyax.core import (
+    BadURIError,
+    Capabilities,
+    Manifest,
+    Mode,
+    NativeEpisode,
+    NativeResult,
+    Split,
+    TaskEnvironment,
+    UnsupportedPolicyError,
+)
+from nenyax.core.contract.failures import describe
+from nenyax.core.errors import InfraFailure, NenyaxError, did_you_mean
+from nenyax.core.plugins.registry import Registry, option_problem
+from nenyax.core.plugins.sandbox import Sandbox
+
+# litellm (terminus-2's client) otherwise fetches its model price list from GitHub when imported: three
+# retries against a network a sandboxed run may not have, before it falls back to its own copy.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+BACKEND = "nenyax.adapters.harbor.backend:NenyaxSandboxEnvironment"
+"""The import path harbor loads the sandbox backend from."""
+
+MODEL_AGENT = "nenyax.adapters.harbor.agent:ProxiedTerminus2"
+"""harbor's terminus-2, asking the proxy once per attempt (`nenyax.adapters.harbor.agent`)."""
+
+AGENTS = {"reference": "oracle", "null": "nop", "model": "terminus-2"}
+"""Which harbor agent plays each kind of Nenyax policy."""
+
+
+def _harbor_version() -> str:
+    try:
+        return metadata.version("harbor")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class HarborEnvironment(TaskEnvironment):
+    """One harbor task folder, or a dataset of them (see the module docstring)."""
+
+    def __init__(self, spec: HarborSpec, tasks: list[HarborTask], registry: Registry) -> None:
+        self.spec = spec
+        self.tasks = {task.id: task for task in tasks}
+        self._registry = registry
+        self._check_sandbox()
+        self._backend: Sandbox | None = None
+        self._handoff = f"nenyax-{uuid.uuid4().hex}"
+        solvable = all(task.has_solution for task in tasks)
+        target = Path(spec.target).expanduser()
+        extra: dict[str, Any] = {
+            "sandbox": spec.sandbox,
+            "agents": AGENTS,
+            "tasks": {task.id: {"name": task.name, "sha256": task.digest} for task in tasks},
+        }
+        if not solvable:
+            extra["no_reference"] = "Some tasks have no solution/solve.sh, so the oracle agent cannot run them."
+        super().__init__(
+            Manifest(
+                uri=spec.uri,
+                format="harbor",
+                format_version=_harbor_version(),
+                mode=Mode.TASK,
+                name=target.resolve().name or str(target),
+                description=tasks[0].description if len(tasks) == 1 else f"{len(tasks)} harbor tasks in {target}",
+                splits=(Split(name="tasks", count=len(tasks)),),
+                observation="instruction.md, and a terminal in the task's sandbox",
+                action="shell commands (terminus-2 drives a tmux session in the sandbox)",
+                score_range=None,  # reward.json may hold any finite number
+                extra=extra,
+                capabilities=Capabilities(
+                    stable_task_ids=True,
+                    reference_policy=solvable,
+                    null_policy=True,
+                    random_policy=False,  # harbor has no agent that acts at random
+                    multi_turn=True,
+                    concurrent_sessions=True,
+                    max_turns=spec.max_turns,
+                ),
+            )
+        )
+
+    def _check_sandbox(self) -> None:
+        """An unknown sandbox or option fails at load, in one sentence; a sandbox that cannot start here
+        fails each episode as ``infra_error`` instead (it may be a passing condition of this machine)."""
+        factory = self._registry.factory("sandbox", self.spec.sandbox)
+        problem = option_problem(factory, self.spec.sandbox_options)
+        if problem:
+            raise BadURIError(f"The sandbox {self.spec.sandbox!r} {problem}")
+
+    def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
+        """The task folders' names, sorted."""
+        if split not in (None, "tasks"):
+            raise BadURIError(f"{self.uri} has one split, 'tasks', not {split!r}.")
+        ids = list(self.tasks)
+        return ids if limit is None else ids[:limit]
+
+    def _task(self, task_id: str | None) -> HarborTask:
+        key = task_id if task_id is not None else next(iter(self.tasks))
+        if key not in self.tasks:
+            raise BadURIError(f"{key!r} is not a task of {self.uri}.{did_you_mean(key, self.tasks, 'task')}")
+        return self.tasks[key]
+
+    def _sandbox(self) -> Sandbox:
+        """The sandbox backend every trial of this environment shares, made on first use."""
+        if self._backend is None:
+            try:
+                self._backend = self._registry.create("sandbox", self.spec.sandbox, **self.spec.sandbox_options)
+            except NenyaxError as exc:
+                raise InfraFailure(f"The {self.spec.sandbox} sandbox cannot run here: {describe(exc)}") from exc
+            HANDOFFS[self._handoff] = self._backend
+        return self._backend
+
+    def _agent(self, episode: NativeEpisode, task: HarborTask) -> Any:
+        from harbor.models.trial.config import AgentConfig
+
+        if episode.agent not in AGENTS:
+            raise UnsupportedPolicyError(f"harbor has no agent for the {episode.agent} policy.")
+        if episode.agent == "reference" and not task.has_solution:
+            raise UnsupportedPolicyError(f"The harbor task {task.id} has no solution/solve.sh for the oracle agent.")
+        timeout = {"override_timeout_sec": self.spec.agent_timeout} if self.spec.agent_timeout else {}
+        if episode.agent != "model":
+            return AgentConfig(name=AGENTS[episode.agent], **timeout)
+        kwargs: dict[str, Any] = {
+            "api_base": episode.base_url,
+            "llm_kwargs": {"api_key": episode.api_key},
+            # No retries by the client either (the OpenAI SDK's own, under litellm): see `agent`.
+            "llm_call_kwargs": {"max_retries": 0},
+            # asciinema is pip-installed into the sandbox for the recording: a network most sandboxes lack.
+            "record_terminal_session": False,
+        }
+        if self.spec.max_turns is not None:
+            kwargs["max_turns"] = self.spec.max_turns
+        # litellm's "openai/" prefix: an OpenAI-compatible server (the proxy), whatever the model is called.
+        return AgentConfig(import_path=MODEL_AGENT, model_name=f"openai/{episode.model}", kwargs=kwargs, **timeout)
+
+    async def run(self, episode: NativeEpisode) -> NativeResult:
+        """One harbor trial of the task with the policy's agent, in a fresh sandbox, judged by its verifier."""
+        from harbor.models.trial.config import EnvironmentConfig, TaskConfig, TrialConfig
+        from harbor.trial.trial import Trial
+
+        task = self._task(episode.task_id)
+        agent = self._agent(episode, task)
+        self._sandbox()
+        model = episode.agent == "model"
+        options = {
+            "sandbox": self.spec.sandbox,
+            "sandbox_options": self.spec.sandbox_options,
+            "handoff": self._handoff,
+            "image": self.spec.image,
+            # Only the model agent needs a network: the proxy, and nothing else.
+            "network": "proxy" if model else "none",
+            "proxy": episode.base_url if model else None,
+        }
+        keep = self.spec.trials_dir is not None
+        trials = self.spec.trials_dir if keep else Path(tempfile.mkdtemp(prefix="nenyax-harbor-"))
+        assert trials is not None
+        trials.mkdir(parents=True, exist_ok=True)
+        try:
+            config = TrialConfig(
+                task=TaskConfig(path=task.path),
+                trials_dir=trials,
+                agent=agent,
+                environment=EnvironmentConfig(import_path=BACKEND, kwargs=options),
+            )
+            trial = await Trial.create(config)
+            result = await trial.run()
+            trial_dir = trials / result.trial_name
+            done = judge(result, trial_dir, AGENTS[episode.agent])
+            if keep:
+                done.info["trial_dir"] = str(trial_dir)
+            return done
+        finally:
+            if not keep:
+                shutil.rmtree(trials, ignore_errors=True)
+
+    def close(self) -> None:
+        """Forget the shared sandbox backend (every trial already stopped its own sandbox)."""
+        HANDOFFS.pop(self._handoff, None)
+        self._backend = None

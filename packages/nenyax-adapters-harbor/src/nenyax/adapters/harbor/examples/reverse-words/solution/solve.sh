@@ -1,0 +1,2 @@
+#!/bin/bash
+echo 'four three two one' > /app/output.txt

@@ -1,0 +1,61 @@
+"""The CLI on harbor tasks: `nenyax check` reaches audited, `nenyax eval` runs every task of a dataset."""
+
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nenyax.adapters.harbor.adapter import EXAMPLES_DIR, example_task
+
+
+def _nenyax(*args, cwd=None, timeout=240):
+    # The console script beside this interpreter (the venv's), else the module.
+    script = Path(sys.executable).with_name("nenyax")
+    argv = [str(script)] if script.exists() else [sys.executable, "-m", "nenyax.cli"]
+    return subprocess.run(
+        [*argv, *args], capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd, env=os.environ.copy()
+    )
+
+
+def test_the_commands_exist():
+    done = _nenyax("--help")
+    assert done.returncode == 0, done.stderr
+    for command in ("check", "try", "eval"):
+        assert command in done.stdout
+
+
+def test_check_reaches_audited():
+    done = _nenyax("check", example_task("hello-file"), "--require", "audited", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["tier"] == "audited"
+
+
+@pytest.mark.parametrize("concurrency", [3])
+def test_eval_runs_every_task_of_a_dataset_concurrently(tmp_path, concurrency):
+    out = tmp_path / "run"
+    done = _nenyax(
+        "eval",
+        f"harbor:{EXAMPLES_DIR}",
+        "--policy",
+        "reference",
+        "--concurrency",
+        str(concurrency),
+        "--out",
+        str(out),
+        "--json",
+        "-q",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    assert sorted(row["task_id"] for row in rows) == ["count-lines", "hello-file", "reverse-words"]
+    assert all(row["status"] == "ok" and row["judgment"]["score"] == 1.0 for row in rows)
+    # Concurrent: some two episodes were running at the same moment.
+    spans = sorted((row["timing"]["started"], row["timing"]["ended"]) for row in rows)
+    assert any(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))
+    assert shutil.which("bwrap")
