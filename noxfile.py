@@ -26,6 +26,7 @@ nox.options.sessions = [
     "verifiers-0.4",
     "lm-eval",
     "harbor",
+    "podman",
     "integration",
     "wheels",
 ]
@@ -37,10 +38,18 @@ nox.options.default_venv_backend = "uv"
 ROOT = Path(__file__).parent
 PACKAGES = {p.parent.name: p.parent for p in sorted(ROOT.glob("packages/*/pyproject.toml"))}
 PYTHON = "3.11"
+# Harbor needs Python >= 3.12. A pyenv shim may refuse `python3.12` (nox then finds none, and uv would try to
+# download one): pyenv's newest 3.12, as `_find_python` looks it up, else the name, for one on PATH.
+PYTHON_312 = (
+    sorted(glob.glob(f"{os.environ.get('PYENV_ROOT', os.path.expanduser('~/.pyenv'))}/versions/3.12.*/bin/python3.12"))
+    or ["3.12"]
+)[-1]
 # Distributions tested in sessions of their own: once per release of their library (verifiers: 0.3 ships the
 # legacy API, 0.4 only v1), or with a library too large to add to `integration` (lm-eval: some 760 MB of
 # pandas, pyarrow, scipy...). Left out of `tests`, and their test groups out of `integration`.
-OWN_SESSIONS = frozenset({"nenyax-adapters-verifiers", "nenyax-adapters-lm-eval", "nenyax-adapters-harbor"})
+OWN_SESSIONS = frozenset(
+    {"nenyax-adapters-verifiers", "nenyax-adapters-lm-eval", "nenyax-adapters-harbor", "nenyax-sandboxes-docker"}
+)
 # Pins applied to every install (e.g. torch==2.13.0: pip takes the local CPU wheel only when pinned).
 CONSTRAINTS = ["-c", str(ROOT / "constraints.txt")]
 ENV = {"NENYAX_STRICT_PLUGINS": "1", "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0"}
@@ -364,16 +373,7 @@ def lint(session: nox.Session) -> None:
     session.run("mypy", *(arg for package in PACKAGES for name in _packages_of(package) for arg in ("-p", name)))
 
 
-# A pyenv shim may refuse `python3.12` (nox then finds none, and uv would download one): pyenv's newest
-# 3.12 as `_find_python` looks it up, else the name, for an interpreter on PATH.
-@nox.session(
-    python=(
-        sorted(
-            glob.glob(f"{os.environ.get('PYENV_ROOT', os.path.expanduser('~/.pyenv'))}/versions/3.12.*/bin/python3.12")
-        )
-        or ["3.12"]
-    )[-1]
-)
+@nox.session(python=PYTHON_312)
 def harbor(session: nox.Session) -> None:
     """Harbor tasks (harbor needs Python >= 3.12): real harbor trials in the real bwrap sandbox, the CLI too.
 
@@ -385,5 +385,122 @@ def harbor(session: nox.Session) -> None:
     _ensure_debian(session, _debian([package, *siblings]))
     _install_local(session, package, *siblings, extra=[*_third_party(group), "pytest-timeout"])
     session.chdir(PACKAGES[package])
-    session.run(*PYTEST, "--durations=5", *session.posargs, env=_env(session))
+    session.run(*PYTEST, "--durations=5", "--ignore=tests/test_docker_sandbox.py", *session.posargs, env=_env(session))
+    _release_on_ci(session)
+
+
+@nox.session(python=PYTHON_312)
+def podman(session: nox.Session) -> None:
+    """The docker sandbox against a real engine: podman's Docker-compatible service on a private socket.
+
+    podman keeps all its state in a temporary folder (runc, since crun refuses hybrid cgroups; cgroupfs,
+    since there is no systemd; ulimits no higher than ours, since we lack CAP_SYS_RESOURCE). The default
+    image is a Debian bookworm minbase that mmdebstrap makes once, cached as a tar under ~/.cache/nenyax
+    by its recipe (no registry is reached): imported, and tagged as debian:bookworm-slim too, so a task's
+    FROM resolves offline. With `CI` set, a podman that cannot be had fails the session.
+    """
+    import tempfile
+    import time
+
+    package = "nenyax-sandboxes-docker"
+    tools = ["podman", "runc", "mmdebstrap"]
+    _ensure_debian(session, tools)
+    missing = [tool for tool in tools if not shutil.which(tool)]
+    if missing or os.geteuid() != 0:
+        why = f"{', '.join(missing)} missing" if missing else "not root (rootful podman, cgroup limits)"
+        if os.environ.get("CI"):
+            session.error(f"The podman session needs podman, runc and mmdebstrap, as root: {why}.")
+        session.skip(f"The podman session needs podman, runc and mmdebstrap, as root: {why}.")
+    # With harbor (Python 3.12) too: its tasks are also checked with this sandbox, their Dockerfiles built.
+    harbor = "nenyax-adapters-harbor"
+    # Not the embedded model (torch): only `harbor` plays terminus-2 with it.
+    siblings = [_name(r) for r in _test_group(harbor) if _name(r) in PACKAGES and _name(r) != "nenyax-providers-local"]
+    _ensure_debian(session, _debian(siblings))
+    groups = [*_third_party(_test_group(package)), *_third_party(_test_group(harbor))]
+    _install_local(session, package, harbor, *siblings, extra=[*groups, "pytest-timeout"])
+
+    sources = Path("/etc/apt/sources.list.d/debian.sources")
+    listed = sources.read_text().splitlines() if sources.exists() else []
+    uris = [line.split()[1] for line in listed if line.startswith("URIs:")]
+    mirror = uris[0] if uris else "http://deb.debian.org/debian"
+    # tmux: harbor's terminus-2 drives a tmux session inside, and installs it with apt otherwise (no network).
+    recipe = ["mmdebstrap", "--quiet", "--variant=minbase", "--include=tmux", "--mode=root", "--format=tar", "bookworm"]
+    key = hashlib.sha256(json.dumps([*recipe, mirror]).encode()).hexdigest()[:12]
+    base = Path.home() / ".cache" / "nenyax" / "images" / f"debian-bookworm-minbase-{key}.tar"
+    if not base.exists():
+        base.parent.mkdir(parents=True, exist_ok=True)
+        partial = base.with_suffix(".partial")  # a killed run leaves no tar that looks whole
+        session.run(*recipe, str(partial), mirror, external=True)
+        partial.rename(base)
+
+    state = Path(tempfile.mkdtemp(prefix="nenyax-podman-"))  # short: a unix socket's path is at most 107 bytes
+    (state / "tmp").mkdir()
+    (state / "storage.conf").write_text(
+        f'[storage]\ndriver = "overlay"\ngraphroot = "{state}/storage"\nrunroot = "{state}/run"\n'
+    )
+    # exit_command_delay: each exec's conmon stays that long after the command ends (podman's default is
+    # 300 s, some 180 idle processes over this suite); the exit code is read the moment a command ends.
+    (state / "containers.conf").write_text(
+        f'[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nexit_command_delay = 10\n'
+        f'events_logfile_path = "{state}/events.log"\ntmp_dir = "{state}/tmp"\n'
+        f'volume_path = "{state}/storage/volumes"\nstatic_dir = "{state}/storage/libpod"\n'
+        f'[network]\nnetwork_config_dir = "{state}/networks"\n'
+        '[containers]\ndefault_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]\n'
+    )
+    engine = {"CONTAINERS_CONF": str(state / "containers.conf"), "CONTAINERS_STORAGE_CONF": str(state / "storage.conf")}
+    path = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    image = "localhost/nenyax-debian:bookworm"
+    socket = state / "podman.sock"
+    service = None
+    try:
+        session.run(
+            "podman", "import", "--quiet", "--change", f"ENV={path}", str(base), image, env=engine, external=True
+        )
+        session.run("podman", "tag", image, "docker.io/library/debian:bookworm-slim", env=engine, external=True)
+        with (state / "service.log").open("wb") as log:
+            service = subprocess.Popen(
+                ["podman", "system", "service", "--time=0", f"unix://{socket}"],
+                env={**os.environ, **engine},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 30
+        while not socket.exists() and service.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not socket.exists():
+            session.error(f"podman system service did not listen: {(state / 'service.log').read_text()[-2000:]}")
+        session.chdir(PACKAGES[package])
+        tests_env = _env(session, DOCKER_HOST=f"unix://{socket}", NENYAX_DOCKER_REQUIRED="1")
+        session.run(*PYTEST, "--durations=5", *session.posargs, env=tests_env)
+        session.chdir(PACKAGES[harbor])
+        session.run(*PYTEST, "tests/test_docker_sandbox.py", *session.posargs, env=tests_env)
+    finally:
+        if service is not None:
+            service.terminate()
+            try:
+                service.wait(15)
+            except subprocess.TimeoutExpired:
+                service.kill()
+                service.wait()
+        quiet = {"env": {**os.environ, **engine}, "capture_output": True, "check": False}
+        subprocess.run(["podman", "rm", "--all", "--force", "--time", "0"], **quiet)
+        # podman 4's exec sessions leave conmon processes waiting out an exit delay (300 s) after their
+        # container is gone: ours are those naming our state folder.
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if str(state).encode() in cmdline.read_bytes():
+                    os.kill(int(cmdline.parent.name), 9)
+            except (OSError, ValueError):
+                continue
+        subprocess.run(["podman", "system", "reset", "--force"], **quiet)  # unmounts its storage, then deletes it
+        # The control groups the sandboxes had below ours: those still there held podman's exec conmons.
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        own = next((line.split(":", 2)[2] for line in lines if line.split(":")[1] == "memory"), "/").strip("/")
+        groups = Path("/sys/fs/cgroup").glob(f"*/{own}/nenyax-*/**" if own else "*/nenyax-*/**")
+        for folder in sorted(groups, key=lambda folder: -len(folder.parts)):  # the deepest first
+            try:
+                folder.rmdir()
+            except OSError:
+                continue
+        shutil.rmtree(state, ignore_errors=True)
     _release_on_ci(session)

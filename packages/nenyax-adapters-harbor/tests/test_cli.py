@@ -59,3 +59,29 @@ def test_eval_runs_every_task_of_a_dataset_concurrently(tmp_path, concurrency):
     spans = sorted((row["timing"]["started"], row["timing"]["ended"]) for row in rows)
     assert any(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))
     assert shutil.which("bwrap")
+
+
+def test_try_runs_terminus_2_with_the_embedded_model_recording_its_tokens():
+    # SmolLM2-135M does not solve the task (it rarely speaks terminus-2's JSON): what is checked is that
+    # harbor's own agent drove the embedded model through the proxy, every call with its token ids.
+    done = _nenyax(
+        "try",
+        example_task("hello-file") + "?max_turns=2",
+        "-m",
+        "local:smollm2-135m",
+        "--max-tokens",
+        "48",
+        "--json",
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    traj = json.loads(done.stdout)
+    assert traj["status"] == "ok", traj.get("error")
+    assert traj["info"]["harbor_agent"] == "terminus-2"
+    calls = traj["model_calls"]
+    assert calls
+    for call in calls:
+        assert call["provider"] == "local"
+        assert call["prompt_token_ids"]
+        assert call["completion_token_ids"]
+        assert len(call["logprobs"]) == len(call["completion_token_ids"])

@@ -1,7 +1,7 @@
 """The sandbox kind's data and its conformance kit: the kit catches a backend that claims what it does not do.
 
-The backend under test is `LocalProcessSandbox` (plain subprocesses, isolating nothing) made to claim
-isolation: it is the flawed plugin each check must catch. The real backends pass the same kit in their
+The backend under test is `ClaimsIsolation`: `LocalProcessSandbox` (plain subprocesses, isolating nothing)
+made to claim isolation: it is the flawed plugin each check must catch. The real backends pass the same kit in their
 own distributions' suites (nenyax-sandboxes-bwrap, nenyax-sandboxes-docker).
 """
 
@@ -9,31 +9,20 @@ from __future__ import annotations
 
 import pytest
 
-from nenyax.core import Mount, NetworkPolicy, SandboxCapabilities, SandboxSpec
+from nenyax.core import Mount, NetworkPolicy, SandboxSpec
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 from nenyax.core.plugins.registry import Registry
 from nenyax.core.plugins.sandbox import bounded_text
 from nenyax.testing import CHECKS, Subject, Verdict, run_check
-from nenyax.testing.sandbox_fake import LocalProcessSandbox
-
-
-class ClaimsEverything(LocalProcessSandbox):
-    """Flaw: claims isolation, limits and users, and enforces none of them."""
-
-    capabilities = SandboxCapabilities(
-        network_isolation=True, resource_limits=True, filesystem_isolation=True, exec_users=True
-    )
-
-
-def lying() -> ClaimsEverything:
-    return ClaimsEverything()
 
 
 class Plugin:
     @hookimpl
     def nenyax_register_sandboxes(self):
         return [
-            PluginSpec(kind="sandbox", name="liar", factory=f"{__name__}:lying", summary="claims all"),
+            PluginSpec(
+                kind="sandbox", name="liar", factory="nenyax.testing.sandbox_fake:ClaimsIsolation", summary="claims all"
+            ),
             PluginSpec(kind="sandbox", name="local", factory="nenyax.testing.sandbox_fake:LocalProcessSandbox"),
         ]
 

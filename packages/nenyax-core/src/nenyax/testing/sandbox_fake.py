@@ -164,3 +164,11 @@ class LocalProcessSandbox:
 
     async def close(self) -> None:
         """Nothing held: each handle removes its own folder."""
+
+
+class ClaimsIsolation(LocalProcessSandbox):
+    """Flaw (for the kit's own tests): claims isolation, limits and users, and enforces none of them."""
+
+    capabilities = SandboxCapabilities(
+        network_isolation=True, resource_limits=True, filesystem_isolation=True, exec_users=True
+    )

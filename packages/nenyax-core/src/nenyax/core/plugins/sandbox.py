@@ -277,8 +277,9 @@ class Sandbox(Protocol):
 def create_sandbox(name: str, registry: Registry | None = None, **options: Any) -> Sandbox:
     """The sandbox plugin `name` (``bwrap``, ``docker``...), made by its factory from `options`.
 
-    An unknown name or option is one `UsageError` sentence; a backend that cannot start here (no
-    bwrap binary, no Docker API) raises `PluginLoadError` saying why.
+    An unknown name or option is one `UsageError` sentence; a backend that cannot run here raises
+    `InfraFailure` saying why: at once where it is a missing program (no bwrap binary), at its first
+    call where it is a service (no Docker API at ``DOCKER_HOST``).
     """
     from nenyax.core.plugins.registry import default_registry
 

@@ -35,6 +35,7 @@ from nenyax.core.plugins.sandbox import (
     OutputCallback,
     SandboxImage,
 )
+from nenyax.core.plugins.sandbox_output import OutputCapture, captured_result
 from nenyax.sandboxes.bwrap.cgroups import Group
 
 if TYPE_CHECKING:
@@ -47,50 +48,7 @@ _START_TIMEOUT_S = 20.0
 _ENTER = ["-m", "-u", "-i", "-n", "-p", "-r", "-w"]
 
 
-class _Capture:
-    """One stream's bytes as they come: the head and a rolling tail within `limit`, lines to `on_line`."""
-
-    def __init__(self, name: str, limit: int, on_output: OutputCallback | None) -> None:
-        self.name, self.limit, self.on_output = name, limit, on_output
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.total = 0
-        self._line = bytearray()
-
-    def feed(self, data: bytes) -> None:
-        if self.on_output is not None:
-            self._line += data
-            self._lines()
-        self.total += len(data)
-        room = self.limit // 2 - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        self.tail += data
-        excess = len(self.tail) - (self.limit - self.limit // 2)
-        if excess > 0:
-            del self.tail[:excess]
-
-    def _lines(self) -> None:
-        assert self.on_output is not None
-        while (cut := self._line.find(b"\n")) >= 0:
-            line, self._line = bytes(self._line[: cut + 1]), self._line[cut + 1 :]
-            self.on_output(self.name, line.decode(errors="replace"))
-
-    def flush(self) -> None:
-        if self.on_output is not None and self._line:
-            self.on_output(self.name, self._line.decode(errors="replace"))
-            self._line = bytearray()
-
-    def text(self) -> tuple[str, bool]:
-        whole = bytes(self.head) + bytes(self.tail)
-        if self.total <= self.limit:
-            return whole.decode(errors="replace"), False
-        head, tail = self.head.decode(errors="replace"), self.tail.decode(errors="replace")
-        return f"{head}\n[... {self.total - len(whole)} bytes cut ...]\n{tail}", True
-
-
-async def _drain(stream: asyncio.StreamReader, capture: _Capture) -> None:
+async def _drain(stream: asyncio.StreamReader, capture: OutputCapture) -> None:
     while chunk := await stream.read(65536):
         capture.feed(chunk)
     capture.flush()
@@ -260,7 +218,7 @@ class BwrapHandle:
         stdin: bytes | None = None,
         on_output: OutputCallback | None = None,
         max_output: int = MAX_OUTPUT_BYTES,
-    ) -> tuple[int, _Capture, _Capture, bool, float]:
+    ) -> tuple[int, OutputCapture, OutputCapture, bool, float]:
         argv, marker = self._command(command, cwd, env, user)
         group = self._group.child(f"exec-{marker}") if self._group is not None else None
         started = time.perf_counter()
@@ -276,7 +234,7 @@ class BwrapHandle:
         except OSError as exc:
             msg = f"The bwrap sandbox could not run {command!r}: {exc}."
             raise InfraFailure(msg) from exc
-        out, err = _Capture("stdout", max_output, on_output), _Capture("stderr", max_output, on_output)
+        out, err = OutputCapture("stdout", max_output, on_output), OutputCapture("stderr", max_output, on_output)
         assert process.stdout is not None
         assert process.stderr is not None
 
@@ -330,16 +288,7 @@ class BwrapHandle:
         code, out, err, timed_out, took = await self._run(
             command, cwd=cwd, env=env, timeout=timeout, user=user, on_output=on_output, max_output=max_output
         )
-        stdout, cut_out = out.text()
-        stderr, cut_err = err.text()
-        return ExecResult(
-            exit_code=code,
-            stdout=stdout,
-            stderr=stderr,
-            timed_out=timed_out,
-            duration=took,
-            truncated=cut_out or cut_err,
-        )
+        return captured_result(code, out, err, timed_out=timed_out, duration=took)
 
     # ------------------------------------------------------------------ files
 
@@ -374,7 +323,7 @@ class BwrapHandle:
             msg = f"Copying {source} out of the sandbox failed: {err.text()[0].strip()}."
             raise InfraFailure(msg)
         with tempfile.TemporaryDirectory(dir=self._box) as scratch:
-            with tarfile.open(fileobj=io.BytesIO(bytes(out.head) + bytes(out.tail))) as archive:
+            with tarfile.open(fileobj=io.BytesIO(out.data())) as archive:
                 archive.extractall(scratch, filter="data")
             landed = Path(scratch) / source.name
             local.parent.mkdir(parents=True, exist_ok=True)
