@@ -27,6 +27,7 @@ nox.options.sessions = [
     "lm-eval",
     "harbor",
     "podman",
+    "hud",
     "integration",
     "wheels",
 ]
@@ -48,7 +49,13 @@ PYTHON_312 = (
 # legacy API, 0.4 only v1), or with a library too large to add to `integration` (lm-eval: some 760 MB of
 # pandas, pyarrow, scipy...). Left out of `tests`, and their test groups out of `integration`.
 OWN_SESSIONS = frozenset(
-    {"nenyax-adapters-verifiers", "nenyax-adapters-lm-eval", "nenyax-adapters-harbor", "nenyax-sandboxes-docker"}
+    {
+        "nenyax-adapters-verifiers",
+        "nenyax-adapters-lm-eval",
+        "nenyax-adapters-harbor",
+        "nenyax-sandboxes-docker",
+        "nenyax-adapters-hud",
+    }
 )
 # Pins applied to every install (e.g. torch==2.13.0: pip takes the local CPU wheel only when pinned).
 CONSTRAINTS = ["-c", str(ROOT / "constraints.txt")]
@@ -330,7 +337,10 @@ def wheels(session: nox.Session) -> None:
         venv = Path(session.create_tmp()) / name
         session.run("uv", "venv", "-q", "--clear", "--python", own_python, str(venv), external=True)
         python = str(venv / "bin" / "python")
-        install = ["uv", "pip", "install", "-q", "--python", python, *links]
+        # Our wheels keep one version (0.1.0) while their code changes: uv would reuse the wheel it cached
+        # for a file of that name, an earlier build. Refreshed, each install takes the one built here.
+        refresh = [arg for name in PACKAGES for arg in ("--refresh-package", name)]
+        install = ["uv", "pip", "install", "-q", "--python", python, *refresh, *links]
         session.run(*install, *packages, *CONSTRAINTS, external=True)
         return venv, python
 
@@ -503,4 +513,16 @@ def podman(session: nox.Session) -> None:
             except OSError:
                 continue
         shutil.rmtree(state, ignore_errors=True)
+    _release_on_ci(session)
+
+
+@nox.session(python=PYTHON, name="hud")
+def hud(session: nox.Session) -> None:
+    """HUD tasksets (hud 0.6.21: LocalRuntime and OpenAIChatAgent) against the embedded model and the CLI."""
+    package = "nenyax-adapters-hud"
+    group = _test_group(package)
+    siblings = [_name(r) for r in group if _name(r) in PACKAGES]  # nenyax-cli, nenyax-providers-local
+    _install_local(session, package, *siblings, extra=[*_third_party(group), "pytest-timeout"])
+    session.chdir(PACKAGES[package])
+    session.run(*PYTEST, *session.posargs, env=_env(session))
     _release_on_ci(session)

@@ -43,7 +43,7 @@ def test_eval_runs_every_task_of_a_dataset_concurrently(tmp_path, concurrency):
         "eval",
         f"harbor:{EXAMPLES_DIR}",
         "--policy",
-        "reference",
+        "oracle",  # harbor's name for the reference policy
         "--concurrency",
         str(concurrency),
         "--out",
@@ -55,6 +55,7 @@ def test_eval_runs_every_task_of_a_dataset_concurrently(tmp_path, concurrency):
     rows = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
     assert sorted(row["task_id"] for row in rows) == ["count-lines", "hello-file", "reverse-words"]
     assert all(row["status"] == "ok" and row["judgment"]["score"] == 1.0 for row in rows)
+    assert {row["policy"]["kind"] for row in rows} == {"reference"}
     # Concurrent: some two episodes were running at the same moment.
     spans = sorted((row["timing"]["started"], row["timing"]["ended"]) for row in rows)
     assert any(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))

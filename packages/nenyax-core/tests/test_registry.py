@@ -179,3 +179,9 @@ def test_an_unknown_builtin_policy_lists_policies():
 
     with pytest.raises(UsageError, match="Known policies: null, random, reference"):
         as_policy("zzzzzzzz")
+
+
+def test_oracle_is_another_name_of_the_reference_policy():
+    from nenyax.core.engine.policies import ReferencePolicy, as_policy
+
+    assert isinstance(as_policy("oracle"), ReferencePolicy)

@@ -26,7 +26,7 @@ from nenyax.core import Endpoint, UsageError, load, serde
 from nenyax.core.contract.events import EpisodeEnded, Observer
 from nenyax.core.contract.trajectory import new_id
 from nenyax.core.engine.executors import BACKENDS, DEFAULT_BACKEND
-from nenyax.core.engine.policies import BUILTIN_POLICIES, as_policy
+from nenyax.core.engine.policies import BUILTIN_POLICIES, POLICY_ALIASES, as_policy
 from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, default_run_path, read_config, write_summary
 from nenyax.core.engine.runner import Job, run_jobs
 from nenyax.core.engine.sinks import JsonlSink, read_trajectories
@@ -46,7 +46,11 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 @config_option("A run.toml naming the settings (options and NENYAX_* variables override it).")
 @click.option("--model", "-m", envvar="NENYAX_MODEL", help="provider:model to evaluate (default: the embedded model).")
 @click.option(
-    "--policy", envvar="NENYAX_POLICY", type=click.Choice(sorted(BUILTIN_POLICIES)), help="Evaluate a built-in policy."
+    "--policy",
+    envvar="NENYAX_POLICY",
+    type=click.Choice(sorted([*BUILTIN_POLICIES, *POLICY_ALIASES])),
+    callback=lambda _ctx, _param, name: POLICY_ALIASES.get(name, name),
+    help="Evaluate a built-in policy (oracle is reference).",
 )
 @click.option(
     "--tasks", type=click.IntRange(min=1), envvar="NENYAX_TASKS", help="Run the first N tasks (default: all)."

@@ -25,7 +25,7 @@ from nenyax.cli.run_config import config_option
 from nenyax.core import DEFAULT_MODEL, Endpoint, EpisodeInterrupted, Status, Trajectory, UsageError, load
 from nenyax.core.contract import serde
 from nenyax.core.contract.uri import MAX_SEED
-from nenyax.core.engine.policies import BUILTIN_POLICIES
+from nenyax.core.engine.policies import BUILTIN_POLICIES, POLICY_ALIASES
 from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, write_summary
 from nenyax.core.engine.sinks import JsonlSink
 from nenyax.core.engine.summary import summarize
@@ -35,7 +35,13 @@ from nenyax.core.engine.summary import summarize
 @click.argument("uri", required=False)
 @config_option("A run.toml (one that try --save wrote) naming the settings; options override it.")
 @click.option("--model", "-m", default=None, help=f"provider:model to play with (default {DEFAULT_MODEL}).")
-@click.option("--policy", type=click.Choice(sorted(BUILTIN_POLICIES)), default=None, help="Play a built-in policy.")
+@click.option(
+    "--policy",
+    type=click.Choice(sorted([*BUILTIN_POLICIES, *POLICY_ALIASES])),
+    default=None,
+    callback=lambda _ctx, _param, name: POLICY_ALIASES.get(name, name),
+    help="Play a built-in policy (oracle is reference).",
+)
 @click.option("--task", default=None, help="Task id to play (default: the first task).")
 @click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None, help="Seed for the episode.")
 @click.option(

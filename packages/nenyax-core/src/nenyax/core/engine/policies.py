@@ -138,10 +138,14 @@ BUILTIN_POLICIES: dict[str, Callable[[], Policy]] = {
     "random": RandomPolicy,
 }
 
+POLICY_ALIASES: dict[str, str] = {"oracle": "reference"}
+"""Other names of built-in policies: ``oracle`` is what harbor and many benchmarks call the reference."""
+
 
 def as_policy(policy: Any) -> Policy:
     """Accept a Policy, a built-in policy name, or a callable on native observations."""
     if isinstance(policy, str):
+        policy = POLICY_ALIASES.get(policy, policy)
         if policy in BUILTIN_POLICIES:
             return BUILTIN_POLICIES[policy]()
         msg = f"Unknown built-in policy {policy!r}." + did_you_mean(policy, BUILTIN_POLICIES, "policy")
