@@ -106,3 +106,16 @@ def test_list_shows_the_tier_check_last_measured_and_marks_one_from_other_versio
     assert f"[{tier}?]" in nenyax("list", "reasoning_gym", "basic_arith", env=cache).stdout
     untouched = nenyax("list", "reasoning_gym", "leg_counting", "--json", env=cache)
     assert [i["tier"] for i in json.loads(untouched.stdout)["reasoning_gym"]] == [None]
+
+
+def test_gymnasium_marks_the_ids_it_keeps_only_to_say_they_moved():
+    done = nenyax("list", "gymnasium", "--json")
+    assert done.returncode == 0, done.stderr
+    items = {i["uri"]: i for i in json.loads(done.stdout)["gymnasium"]}
+    assert "gymnasium-robotics" in items["gymnasium:Ant-v2"]["unavailable"]
+    assert items["gymnasium:CartPole-v1"]["unavailable"] is None
+    text = nenyax("list", "gymnasium", "Ant").stdout
+    assert re.search(r"gymnasium: \d+ environment\(s\), \d+ of which cannot load here", text)
+    [ant] = [line for line in text.splitlines() if "gymnasium:Ant-v2 " in line]
+    assert "cannot load: The mujoco v2 and v3 based environments have been moved" in ant
+    assert text.splitlines()[1].split() == ["uri", "description"]

@@ -220,3 +220,73 @@ def test_serve_publishes_the_page_and_nothing_else_on_loopback(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+# Every header cell, and every cell of the last column, must be on screen and be what is drawn at its own
+# centre: not under the replay frame, not clipped by a scrolling pane, not past the window's edge.
+HIDDEN = """(() => {
+  const hidden = [];
+  const cells = [...document.querySelectorAll('thead th'), ...document.querySelectorAll('#rows tr td:last-child')];
+  for (const c of cells) {
+    const r = c.getBoundingClientRect();
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    const top = document.elementFromPoint(x, y);
+    if (r.width === 0 || r.right > innerWidth || r.bottom > innerHeight || !(top && c.contains(top)))
+      hidden.push(c.textContent + " at " + Math.round(r.left) + ".." + Math.round(r.right));
+  }
+  return {hidden: hidden, frameLeft: document.getElementById('replay').getBoundingClientRect().left,
+          lastRight: Math.max(...cells.map((c) => c.getBoundingClientRect().right))};
+})()"""
+
+
+@pytest.fixture(scope="module")
+def wide_page(tmp_path_factory):
+    """The widest cells a run has: the longest status, a long question, a long reply, big numbers."""
+    env = load("reasoning_gym:basic_arithmetic?size=4&min_terms=6&max_terms=6&min_digits=4&max_digits=4")
+    crashed = env.rollouts(lambda q: 1 / 0, 1)  # policy_error
+    rambling = env.rollouts(lambda q: "Let me think about this for a while. " * 20, 2)
+    path = tmp_path_factory.mktemp("wide") / "view.html"
+    path.write_text(render_run([*_trajectories(), *crashed, *rambling], title="a wide run"), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("width", [1280, 1400])
+def test_at_1280_px_and_up_every_column_shows_beside_the_replay(wide_page, tmp_path, width):
+    async def main():
+        async with Chromium(tmp_path) as chrome:
+            await chrome.send(
+                "Emulation.setDeviceMetricsOverride", width=width, height=800, deviceScaleFactor=1, mobile=False
+            )
+            await chrome.open(wide_page.as_uri())
+            statuses = await chrome.js(
+                "[...document.querySelectorAll('#rows tr td:nth-child(4)')].map(t => t.textContent)"
+            )
+            assert "policy_error" in statuses
+            await chrome.js("document.querySelector('#rows tr[data-i=\"0\"]').click()")
+            seen = await chrome.js(HIDDEN)
+            headers = await chrome.js("[...document.querySelectorAll('thead th')].map((th) => th.textContent)")
+            assert headers[-1] == "seconds"
+            assert seen["hidden"] == []
+            assert seen["lastRight"] <= seen["frameLeft"]
+            pane = "document.querySelector('.rows')"
+            assert await chrome.js(f"{pane}.scrollWidth <= {pane}.clientWidth")  # no column behind a scrollbar
+            assert chrome.errors == []
+
+    asyncio.run(main())
+
+
+def test_the_replay_pane_asks_for_an_episode_until_one_is_chosen(page, tmp_path):
+    async def main():
+        async with Chromium(tmp_path) as chrome:
+            await chrome.open(page.as_uri())
+            await asyncio.sleep(0.3)
+            before = await chrome.js("document.getElementById('replay').contentDocument.body.innerText")
+            assert "Choose an episode" in before
+            await chrome.js("document.querySelector('#rows tr[data-i=\"2\"]').click()")
+            await asyncio.sleep(0.5)
+            after = await chrome.js("document.getElementById('replay').contentDocument.body.innerText")
+            assert "Choose an episode" not in after
+            assert "score 1" in after
+            assert chrome.errors == []
+
+    asyncio.run(main())

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from nenyax.cli.main import cli
+from nenyax.cli.tier_meanings import PROMISES
 from nenyax.core import load_run
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.plugins.registry import default_registry
@@ -101,7 +102,8 @@ def test_check_table_names_every_check_the_floor_and_the_tier(nenyax):
     done = nenyax("check", "arith:add?size=5", "--samples", "5")
     assert done.exit_code == 0, done.output
     lines = done.stdout.splitlines()
-    assert lines[-1] == "Tier: audited"
+    # The tier, then what it promises (the tier's own sentence), end the report.
+    assert lines[-2:] == ["Tier: audited", f"  {PROMISES[Tier.AUDITED]}"]
     [header] = [line for line in lines if "outcome" in line]
     assert header.split() == ["check", "outcome", "time", "evidence"]
     assert "nenyax check arith:add?size=5" in done.stdout  # the table's title

@@ -2,6 +2,7 @@
 
 import html.parser
 
+import attrs
 import pytest
 from rich.console import Console
 
@@ -301,3 +302,52 @@ def test_piped_check_evidence_is_not_wrapped(capsys):
     # The floor's sentence too stays one line (it was folded at 80 columns).
     [line] = [line for line in lines if line.startswith("Floor: ")]
     assert line.endswith("over 20 tasks (margin 0.88, 0.30 required).")
+
+
+def _section(page, section_id):
+    start = page.index(f'id="{section_id}"')
+    return page[start : page.index("</section>", start)]
+
+
+def test_the_episode_status_and_the_verdict_are_labelled_apart():
+    page = render_html(_reply_turn("1", passed=False))
+    verdict, status = _section(page, "verdict"), _section(page, "status")
+    assert "<h2>judgment</h2>" in verdict
+    assert "score 0 · not passed" in verdict
+    assert " ok" not in verdict  # the status is not in the verdict's heading any more
+    assert "<h2>episode status</h2>" in status
+    assert "ok" in status
+    assert "score" not in status
+    terminal = _both(_reply_turn("1", passed=False))[0]
+    assert "status ok: the episode ran to its end" in terminal
+    assert terminal.index("── judgment") < terminal.index("── episode") < terminal.index("status ok:")
+
+
+def test_the_sampling_settings_are_shown_in_both_replays():
+    call = attrs.evolve(CALL, params={"temperature": 0.7, "max_tokens": 64}, model="smollm2-135m")
+    traj = attrs.evolve(TRAJECTORIES["a chat model on a step env"], model_calls=(call,))
+    assert episode_view(traj).sampling == "max_tokens=64, temperature=0.7"
+    terminal, _ = _both(traj)
+    assert "sampling     max_tokens=64, temperature=0.7" in terminal
+    assert "<dt>sampling</dt><dd>max_tokens=64, temperature=0.7</dd>" in render_html(traj)
+    assert "sampling" not in _both(TRAJECTORIES["a numeric env, no model"])[0]
+
+
+FROZEN = _traj(
+    env_uri="gymnasium:FrozenLake-v1",
+    policy=PolicyInfo(kind="random"),
+    steps=(
+        Step(observation=0, action=2, reward=0.0, info={"prob": 0.33333333333333337}),
+        Step(observation=4, action=1, reward=0.0, terminated=True, info={"prob": 0.33333333333333337}),
+    ),
+    judgment=Judgment(score=0.0, passed=False),
+)
+
+
+def test_the_environments_info_is_labelled_as_the_environments():
+    terminal, page = _both(FROZEN)
+    assert terminal.count("env info: prob=0.333") == 2
+    assert "0.33333333333333337" not in terminal
+    assert page.count("env info") == 2
+    assert page.count("prob=0.333") == 2
+    assert "0.33333333333333337" not in page.split('<script type="application/json"')[0]

@@ -7,6 +7,8 @@ token counts and verdict; a renderer decides only how things look. Values that a
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Any
 
 import attrs
@@ -22,6 +24,15 @@ _NO_SCORE = {
     Status.TIMEOUT: "the episode ran out of time",
     Status.INTERRUPTED: "the run was interrupted (Ctrl-C)",
 }
+_STATUS_MEANING = {
+    Status.OK: "the episode ran to its end (how well it did is the judgment's to say)",
+    Status.POLICY_ERROR: "the policy failed (scored, as a failure)",
+    **_NO_SCORE,
+}
+# The sentence core's judges write (`nenyax.core.engine.answers.quoted`): "answered '4', expected '5' (...)".
+_QUOTED = r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
+_ANSWERED = re.compile(r"\banswered " + _QUOTED)
+_EXPECTED = re.compile(r"\bexpected " + _QUOTED)
 
 
 def shown(value: Any) -> str:
@@ -43,6 +54,28 @@ def _readable(value: Any) -> Any:
     if isinstance(value, list):
         return [_readable(v) for v in value]
     return value
+
+
+def _quoted_in(pattern: re.Pattern[str], feedback: str) -> str | None:
+    found = pattern.search(feedback)
+    if found is None:
+        return None
+    try:
+        value = ast.literal_eval(found.group(1))
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _info_shown(value: Any) -> str:
+    # A float to three significant figures: an environment's 0.33333333333333337 reads 0.333.
+    if isinstance(value, float) and abs(value) < 1e4:
+        return f"{value:.3g}"
+    return shown(value)
+
+
+def _params_text(params: dict[str, Any]) -> str:
+    return ", ".join(f"{key}={shown(params[key])}" for key in sorted(params))
 
 
 def _count(ids: tuple[int, ...] | None, reported: Any) -> int | None:
@@ -104,7 +137,8 @@ class TurnView:
     action: str | None
     """The action played where it is not simply the reply (for a native loop: the tool calls asked for)."""
     info: tuple[tuple[str, str], ...]
-    """The step's info, each value as text (``error`` holds why a turn failed)."""
+    """The environment's info for the step, each value as text (floats to three figures; ``error`` holds
+    why a turn failed)."""
     reward: float | None
     """None for a model call of a native loop (its rewards are in the judgment)."""
     ended: str
@@ -127,10 +161,22 @@ class EpisodeView:
 
     policy: str
     """``kind: name`` (the name is the kind when the policy has none)."""
+    model: str | None
+    """The model the policy called, when it called one."""
+    sampling: str | None
+    """The sampling settings sent with the model calls (``max_tokens=64, temperature=0.7``; calls that
+    differ are joined with ``; ``), None when there were no calls or no settings."""
     revision: str | None
     system: str | None
     """The system prompt a text policy was given (once per episode), where there was one."""
     turns: tuple[TurnView, ...]
+    question: str | None
+    """What the episode asked: the first observation when it is text, else the first user message."""
+    answer: str | None
+    """The answer the judge read from the reply (the environment's ``answer`` info, else the feedback's
+    ``answered '...'``), when it says."""
+    target: str | None
+    """The answer the judge expected, where its feedback says (``expected '...'``)."""
     status: Status
     judged: bool
     score: float | None
@@ -144,6 +190,19 @@ class EpisodeView:
     calls: int
     completion_tokens: int
     """Over every call whose count is known."""
+
+    @property
+    def answer_shown(self) -> str | None:
+        """The extracted answer as a replay shows it: ``(the whole reply)`` when it is the last reply, whole."""
+        reply = next((turn.text for turn in reversed(self.turns) if turn.text), None)
+        if self.answer is not None and reply is not None and self.answer == reply.strip():
+            return "(the whole reply)"
+        return self.answer
+
+    @property
+    def status_meaning(self) -> str:
+        """What the status says of the episode (not of its score)."""
+        return _STATUS_MEANING.get(self.status, self.status.value)
 
     @property
     def tone(self) -> str:
@@ -181,7 +240,7 @@ def _info_value(value: Any, reply: str | None) -> str:
     # An extracted answer that is the whole reply would print the reply twice.
     if reply and isinstance(value, str) and value == reply.strip():
         return "(the whole reply)"
-    return shown(value)
+    return _info_shown(value)
 
 
 def _step_turns(traj: Trajectory) -> list[TurnView]:
@@ -237,10 +296,33 @@ def _call_turns(traj: Trajectory) -> list[TurnView]:
     return turns
 
 
+def _sampling(traj: Trajectory) -> str | None:
+    settings = list(dict.fromkeys(_params_text(call.params) for call in traj.model_calls if call.params))
+    return "; ".join(settings) if settings else None
+
+
+def _question(traj: Trajectory) -> str | None:
+    if traj.steps and isinstance(traj.steps[0].observation, str):
+        return traj.steps[0].observation
+    messages = traj.messages or (traj.model_calls[0].messages if traj.model_calls else ())
+    users = [m.get("content") for m in messages if m.get("role") == "user"]
+    return shown(users[0]) if users else None
+
+
+def _answer(traj: Trajectory) -> str | None:
+    last = traj.steps[-1] if traj.steps else None
+    if last is not None and "answer" in last.info:
+        answer: str | None = shown(last.info["answer"])
+    else:
+        answer = _quoted_in(_ANSWERED, traj.judgment.feedback) if traj.judgment is not None else None
+    return "(none)" if answer == "" else answer  # a reply the judge found no answer in
+
+
 def episode_view(traj: Trajectory) -> EpisodeView:
     """Everything a replay shows of `traj`."""
     policy = traj.policy
     judgment = traj.judgment
+    models = [c.model for c in traj.model_calls if c.model]
     counts = [CallView.of(c).completion_tokens for c in traj.model_calls]
     systems = [str(m.get("content", "")) for m in traj.messages if m.get("role") == "system"]
     return EpisodeView(
@@ -249,9 +331,14 @@ def episode_view(traj: Trajectory) -> EpisodeView:
         task_id=traj.task_id,
         seed=traj.seed,
         policy=f"{policy.kind}: {policy.name or policy.kind}",
+        model=policy.model or (models[0] if models else None),
+        sampling=_sampling(traj),
         revision=policy.revision,
         system="\n".join(systems) if systems else None,
         turns=tuple(_step_turns(traj) if traj.steps else _call_turns(traj)),
+        question=_question(traj),
+        answer=_answer(traj),
+        target=_quoted_in(_EXPECTED, judgment.feedback) if judgment is not None else None,
         status=traj.status,
         judged=judgment is not None,
         score=judgment.score if judgment is not None else None,

@@ -15,15 +15,17 @@ from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Trajectory
 
 _CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:960px;color:#1d2330;background:#fafbfc}
-h1{font-size:1.3rem} dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}
-dt{font-weight:600} dd{margin:0} .turn,.verdict{border:1px solid #d4d9e1;border-radius:8px;
-padding:.6rem 1rem;margin:1rem 0;background:#fff} .label{font-weight:600;margin-top:.5rem}
+body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;padding:0 1rem;max-width:960px;color:#1d2330;
+background:#fafbfc} h1{font-size:1.3rem} h2{font-size:1.05rem;margin:.2rem 0 .5rem}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}
+dt{font-weight:600} dd{margin:0;min-width:0;overflow-wrap:anywhere}
+.turn,.verdict{border:1px solid #d4d9e1;border-radius:8px;padding:.6rem 1rem;margin:1rem 0;background:#fff}
+.label{font-weight:600;margin-top:.5rem}
 pre{white-space:pre-wrap;word-break:break-word;background:#f3f5f8;padding:.5rem;border-radius:6px;margin:.2rem 0}
 .pass{border-color:#2e7d32;background:#f1f8f1} .fail,.error{border-color:#c62828;background:#fdf2f2}
 .partial{border-color:#b26a00;background:#fff8ec} .score{font-size:1.2rem;font-weight:700}
 .pass .score{color:#2e7d32} .fail .score,.error .score{color:#c62828} .partial .score{color:#b26a00}
-.dim{color:#66707f}
+.dim{color:#66707f} .status{font-weight:700} .env-info{color:#4a5361}
 """
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -75,7 +77,10 @@ def _turns(view: EpisodeView) -> str:
                 body.append(_block(f"model{tokens}", turn.text, ' class="model-text"'))
         if turn.action is not None:
             body.append(_block("action", turn.action))
-        body.extend(_block(_e(key), value) for key, value in turn.info)
+        env_info = [f"{key}={value}" for key, value in turn.info if key != "error"]
+        if env_info:  # the environment's, not the model's: a transition probability must not read as a logprob
+            body.append(_block("env info", "\n".join(env_info), ' class="env-info"'))
+        body.extend(_block("error", value) for key, value in turn.info if key == "error")
         title = f"turn {turn.index}"
         title += f" · reward {turn.reward:g}" if turn.reward is not None else ""
         title += f" · {turn.ended}" if turn.ended else ""
@@ -84,17 +89,24 @@ def _turns(view: EpisodeView) -> str:
 
 
 def _verdict(view: EpisodeView) -> str:
+    # The judgment alone: the episode's status has a box of its own, so "ok" never reads as "passed".
     if view.judged:
         inner = f'<div class="score" id="score">{view.verdict(" · ")}</div>'
         if view.feedback:
             inner += f"<p>{_e(view.feedback)}</p>"
-        if view.judge:
-            inner += f'<p class="dim">judge {_e(view.judge)}</p>'
     else:
         inner = f'<div class="score">not judged</div><p>No score: {_e(view.no_score or "")}.</p>'
+    rows = [("extracted answer", view.answer_shown), ("target", view.target), ("judge", view.judge or None)]
+    facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows if v is not None)
+    inner += f"<dl>{facts}</dl>" if facts else ""
+    return f'<section class="verdict {view.tone}" id="verdict"><h2>judgment</h2>{inner}</section>'
+
+
+def _status(view: EpisodeView) -> str:
+    inner = f'<p><span class="status">{_e(view.status.value)}</span>: {_e(view.status_meaning)}</p>'
     if view.error:
         inner += f"<pre>{_e(view.error)}</pre>"
-    return f'<section class="verdict {view.tone}" id="verdict"><h2>judgment · {view.status.value}</h2>{inner}</section>'
+    return f'<section class="turn" id="status"><h2>episode status</h2>{inner}</section>'
 
 
 def render_html(traj: Trajectory) -> str:
@@ -105,6 +117,8 @@ def render_html(traj: Trajectory) -> str:
         ("environment", f"{view.env_uri} ({view.mode} mode)"),
         ("task", f"{view.task_id} ({view.seed_text})"),
         ("policy", view.policy + (f" @ {view.revision}" if view.revision else "")),
+        *((("model", view.model),) if view.model else ()),
+        *((("sampling", view.sampling),) if view.sampling else ()),
         ("duration", f"{seconds}, {view.calls} model call(s), {view.completion_tokens} completion tokens"),
     ]
     facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows)
@@ -112,7 +126,7 @@ def render_html(traj: Trajectory) -> str:
         "<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         f"<title>nenyax replay: {_e(view.env_uri)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>nenyax replay</h1><dl>{facts}</dl>{_system(view)}{_turns(view)}{_verdict(view)}"
+        f"<h1>nenyax replay</h1><dl>{facts}</dl>{_system(view)}{_turns(view)}{_verdict(view)}{_status(view)}"
         f'<script type="application/json" id="nenyax-trajectory">{_embedded_json(traj)}</script>'
         "</body></html>\n"
     )

@@ -33,6 +33,8 @@ def _facts(view: EpisodeView) -> list[tuple[str, str]]:
         ("environment", f"{view.env_uri} ({view.mode} mode)"),
         ("task", f"{view.task_id}  ({view.seed_text})"),
         ("policy", view.policy + revision),
+        *((("model", view.model),) if view.model else ()),
+        *((("sampling", view.sampling),) if view.sampling else ()),
     ]
 
 
@@ -59,7 +61,10 @@ def _turn_rows(turn: TurnView) -> list[Text]:
     if turn.action is not None:
         rows += [Text("action", style="bold"), _text(turn.action)]
     for key, value in turn.info:
-        rows += [Text(key, style="bold red" if key == "error" else "bold"), _text(value)]
+        if key == "error":
+            rows += [Text("error", style="bold red"), _text(value)]
+        else:  # the environment's, not the model's: a transition probability must not read as a logprob
+            rows.append(Text("env info: ", style="bold") + _text(f"{key}={value}"))
     return rows
 
 
@@ -80,22 +85,38 @@ def _verdict_rows(view: EpisodeView) -> list[Text]:
         rows.append(Text(view.verdict("  "), style=f"bold {style}"))
         if view.feedback:
             rows.append(_text(view.feedback))
-        if view.judge:
-            rows.append(Text(f"judge {view.judge}", style="dim"))
     else:
         rows.append(Text(f"not judged: {view.no_score}, so there is no score", style="bold red"))
-    if view.error:
-        rows.append(Text("error: ", style="red") + _text(view.error))
+    for label, value in (("extracted answer", view.answer_shown), ("target", view.target)):
+        if value is not None:
+            rows.append(Text(f"{label}  ", style="bold") + _text(value))
+    if view.judge:
+        rows.append(Text(f"judge {view.judge}", style="dim"))
+    return rows
+
+
+def _status_rows(view: EpisodeView) -> list[Text]:
+    # Apart from the verdict, and labelled: "ok" says the episode ran to its end, not that it passed.
     seconds = f"{view.seconds:.2f} s" if view.seconds is not None else "?"
     calls = f"{view.calls} model call(s), {view.completion_tokens} completion tokens"
-    rows.append(Text(f"status {view.status.value}   {seconds}   {calls}"))
+    rows = [
+        Text("status ", style="bold") + Text(f"{view.status.value}: {view.status_meaning}"),
+        Text("time ", style="bold") + Text(f"{seconds}   {calls}"),
+    ]
+    if view.error:
+        rows.append(Text("error: ", style="red") + _text(view.error))
     return rows
 
 
 def verdict(view: EpisodeView) -> Panel:
-    """The judgment (or why there is none), coloured by the judgment itself, with status, time and tokens."""
+    """The judgment (or why there is none), coloured by the judgment itself."""
     border = _TONE_STYLE[view.tone]
     return Panel(Group(*_verdict_rows(view)), title="judgment", title_align="left", border_style=border)
+
+
+def status(view: EpisodeView) -> Panel:
+    """How the episode ended (its status, time, tokens and error), in a panel of its own."""
+    return Panel(Group(*_status_rows(view)), title="episode", title_align="left", border_style="dim")
 
 
 def _print_plain(console: Console, view: EpisodeView) -> None:
@@ -109,6 +130,7 @@ def _print_plain(console: Console, view: EpisodeView) -> None:
         sections.append(("system prompt", [_text(view.system)], "bold"))
     sections += [(_turn_title(turn), _turn_rows(turn), "bold") for turn in view.turns]
     sections.append(("judgment", _verdict_rows(view), f"bold {_TONE_STYLE[view.tone]}"))
+    sections.append(("episode", _status_rows(view), "bold"))
     for title, rows, style in sections:
         line(Text(f"── {title}", style=style))
         for row in rows:
@@ -128,3 +150,4 @@ def render(traj: Trajectory, console: Console | None = None) -> None:
     for panel in turns(view):
         console.print(panel)
     console.print(verdict(view))
+    console.print(status(view))

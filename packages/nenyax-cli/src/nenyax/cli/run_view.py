@@ -16,22 +16,29 @@ from collections.abc import Iterable
 
 import orjson
 
-from nenyax.cli.episode_view import episode_view
+from nenyax.cli.episode_view import EpisodeView, episode_view
 from nenyax.cli.html_replay import inert_json, render_html
 from nenyax.core.contract.trajectory import Status, Trajectory
 from nenyax.core.engine.summary import Summary, tokens
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#1d2330;background:#fafbfc}
-h1{font-size:1.3rem;margin:.2rem 0} .facts{color:#66707f;margin:.2rem 0 1rem}
+h1{font-size:1.3rem;margin:.2rem 0;overflow-wrap:anywhere} .facts{color:#66707f;margin:.2rem 0}
+.facts b{color:#1d2330;font-weight:600} .facts:last-of-type{margin-bottom:1rem}
 .bar{display:flex;gap:.8rem;flex-wrap:wrap;align-items:center;margin:.5rem 0}
 .bar input[type=number]{width:5rem} #q{width:18rem}
-.split{display:grid;grid-template-columns:minmax(420px,1fr) 1.3fr;gap:1rem;align-items:start}
-table{border-collapse:collapse;width:100%;background:#fff} th,td{padding:.25rem .5rem;border-bottom:1px solid #e3e7ee;
-text-align:left;white-space:nowrap} th{cursor:pointer;user-select:none;background:#f0f2f6;position:sticky;top:0}
+.split{display:grid;grid-template-columns:minmax(0,1fr) minmax(330px,31%);gap:1rem;align-items:start}
+.rows{min-width:0;overflow-x:auto}
+table{border-collapse:collapse;width:100%;background:#fff;font-size:13px}
+th,td{padding:.25rem;border-bottom:1px solid #e3e7ee;
+text-align:left;white-space:nowrap} th{cursor:pointer;user-select:none;background:#f0f2f6;position:sticky;top:0;
+white-space:normal;vertical-align:bottom}
+td.clip{max-width:8rem;overflow:hidden;text-overflow:ellipsis} td.qa{max-width:5.5rem}
+td.q{max-width:0;min-width:5.5rem;width:100%}
 tbody tr{cursor:pointer} tbody tr:hover{background:#eef4ff} tr.open{background:#dbe8ff}
 td.num{text-align:right;font-variant-numeric:tabular-nums} .ok{color:#2e7d32} .bad{color:#c62828}
-iframe{width:100%;height:85vh;border:1px solid #d4d9e1;border-radius:8px;background:#fff}
+iframe{width:100%;height:calc(100vh - 2rem);border:1px solid #d4d9e1;border-radius:8px;background:#fff;
+position:sticky;top:1rem}
 #pager button{margin:0 .2rem} .dim{color:#66707f}
 """
 
@@ -47,6 +54,7 @@ function cell(text, cls) {
   const td = document.createElement("td");
   td.textContent = text;
   if (cls) td.className = cls;
+  if (cls && cls.startsWith("clip")) td.title = text;
   return td;
 }
 function fmt(v) { return v === null ? "-" : String(Math.round(v * 1000) / 1000); }
@@ -73,8 +81,11 @@ function draw() {
   for (const r of shown.slice(page * PAGE, (page + 1) * PAGE)) {
     const tr = document.createElement("tr");
     tr.dataset.i = r.i;
-    tr.append(cell(r.i + 1, "num"), cell(r.task), cell(r.sample, "num"), cell(r.status, r.ok ? "ok" : "bad"),
-      cell(fmt(r.score), "num"), cell(r.tin, "num"), cell(r.tout, "num"), cell(fmt(r.secs), "num"));
+    const task = cell(r.tail, "clip");
+    task.title = r.task;
+    tr.append(cell(r.i + 1, "num"), task, cell(r.sample, "num"), cell(r.status, r.ok ? "ok" : "bad"),
+      cell(fmt(r.score), "num"), cell(r.question, "clip qa q"), cell(r.target, "clip qa"), cell(r.answer, "clip qa"),
+      cell(r.tin, "num"), cell(r.tout, "num"), cell(fmt(r.secs), "num"));
     if (String(r.i) === location.hash.slice(1)) tr.className = "open";
     body.append(tr);
   }
@@ -121,20 +132,44 @@ def _inert(value: object) -> str:
     return inert_json(orjson.dumps(value).decode())
 
 
-def _row(index: int, traj: Trajectory) -> dict[str, object]:
-    view = episode_view(traj)
+# A table cell's text at most; the replay holds the whole of it.
+CELL_CHARS = 80
+_PLACEHOLDER = (
+    '<!doctype html><html lang=en><body style="font:14px/1.4 system-ui,sans-serif;color:#66707f;margin:2rem">'
+    "<p>Choose an episode in the table to replay it here.</p></body></html>"
+)
+
+
+def _clip(text: str | None) -> str:
+    """`text` on one line, cut to `CELL_CHARS` with an ellipsis ("" for None)."""
+    line = " ".join((text or "").split())
+    return line if len(line) <= CELL_CHARS else line[: CELL_CHARS - 1] + "\u2026"
+
+
+def _tail(task_id: str, keep: int = 15) -> str:
+    """A long task id by its end (``…arithmetic/42/0``): the end tells tasks apart."""
+    return task_id if len(task_id) <= keep + 1 else "\u2026" + task_id[-keep:]
+
+
+def _row(index: int, traj: Trajectory, view: EpisodeView) -> dict[str, object]:
     tokens_in, tokens_out = tokens(traj)
     replies = " ".join(turn.text for turn in view.turns if turn.text)[:400]
+    question, target, answer = _clip(view.question), _clip(view.target), _clip(view.answer)
     # The player is searchable: a `check --save` run mixes the reference, the null policy and the probes.
-    facts = (traj.policy.name, view.task_id, view.status.value, view.feedback, view.error or "", replies)
+    facts = [traj.policy.name, view.task_id or "", view.status.value, view.feedback, view.error or "", replies]
+    facts += [question, target, answer]
     text = " ".join(str(x) for x in facts)
     return {
         "i": index,
         "task": view.task_id or "",
+        "tail": _tail(view.task_id or ""),
         "sample": traj.sample,
         "status": view.status.value,
-        "ok": view.status.trainable and view.judged,
+        "ok": view.status is Status.OK,  # green says the episode ran, never that it passed
         "score": view.score,
+        "question": question,
+        "target": target,
+        "answer": answer,
         "tin": tokens_in,
         "tout": tokens_out,
         "secs": view.seconds,
@@ -142,11 +177,35 @@ def _row(index: int, traj: Trajectory) -> dict[str, object]:
     }
 
 
+def _policy(traj: Trajectory) -> str:
+    policy = traj.policy
+    return policy.kind if policy.name in ("", policy.kind) else f"{policy.name} ({policy.kind})"
+
+
+def _distinct(values: Iterable[str | None]) -> str:
+    """The distinct values in order, ``none`` for no value; past three, how many more."""
+    seen = list(dict.fromkeys(v or "none" for v in values)) or ["none"]
+    more = f" (+{len(seen) - 3} more)" if len(seen) > 3 else ""
+    return "; ".join(seen[:3]) + more
+
+
+def _who(trajectories: list[Trajectory], views: list[EpisodeView]) -> str:
+    """The header's second line: which policy and model played, with which sampling settings."""
+    parts = (
+        ("policy", _distinct(_policy(t) for t in trajectories)),
+        ("model", _distinct(v.model for v in views)),
+        ("sampling", _distinct(v.sampling for v in views)),
+    )
+    return " · ".join(f"<b>{key}</b> {html.escape(value)}" for key, value in parts)
+
+
 def render_run(trajectories: Iterable[Trajectory], *, title: str, summary: Summary | None = None) -> str:
     """The whole viewer document for these trajectories (in file order)."""
+    episodes = list(trajectories)
+    views = [episode_view(traj) for traj in episodes]
     rows, replays = [], []
-    for index, traj in enumerate(trajectories):
-        rows.append(_row(index, traj))
+    for index, (traj, view) in enumerate(zip(episodes, views, strict=True)):
+        rows.append(_row(index, traj, view))
         replays.append(f'<script type="application/json" id="e{index}">{_inert(render_html(traj))}</script>')
     statuses = sorted({str(r["status"]) for r in rows} | {s.value for s in (Status.OK, Status.POLICY_ERROR)})
     options = "".join(f'<option value="{html.escape(str(s))}">{html.escape(str(s))}</option>' for s in statuses)
@@ -163,6 +222,9 @@ def render_run(trajectories: Iterable[Trajectory], *, title: str, summary: Summa
             ("sample", "sample"),
             ("status", "status"),
             ("score", "score"),
+            ("question", "question"),
+            ("target", "target"),
+            ("answer", "extracted answer"),
             ("tin", "tokens in"),
             ("tout", "tokens out"),
             ("secs", "seconds"),
@@ -173,6 +235,7 @@ def render_run(trajectories: Iterable[Trajectory], *, title: str, summary: Summa
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         f"<title>nenyax view: {html.escape(title)}</title><style>{_CSS}</style></head><body>"
         f'<h1>nenyax view: {html.escape(title)}</h1><p class="facts">{html.escape(facts)}</p>'
+        f'<p class="facts">{_who(episodes, views)}</p>'
         '<div class="bar"><label>status <select id="status"><option value="">all</option>'
         f"{options}</select></label>"
         '<label>score from <input id="min" type="number" step="any"></label>'
@@ -181,8 +244,9 @@ def render_run(trajectories: Iterable[Trajectory], *, title: str, summary: Summa
         '<span id="count" class="dim"></span>'
         '<span id="pager"><button id="prev">previous</button><span id="where"></span>'
         '<button id="next">next</button></span></div>'
-        f'<div class="split"><table><thead><tr>{head}</tr></thead><tbody id="rows"></tbody></table>'
-        '<iframe id="replay" sandbox="allow-same-origin" title="episode replay"></iframe></div>'
+        f'<div class="split"><div class="rows"><table><thead><tr>{head}</tr></thead><tbody id="rows"></tbody>'
+        f'</table></div><iframe id="replay" sandbox="allow-same-origin" title="episode replay" '
+        f'srcdoc="{html.escape(_PLACEHOLDER, quote=True)}"></iframe></div>'
         f'<script type="application/json" id="nenyax-episodes">{_inert(rows)}</script>'
         f"{''.join(replays)}"
         f"<script>{_SCRIPT}</script></body></html>\n"

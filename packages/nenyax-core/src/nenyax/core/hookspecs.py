@@ -179,9 +179,11 @@ def nenyax_register_sandboxes() -> SpecResult:  # type: ignore[empty-body]
 def nenyax_register_learners() -> SpecResult:  # type: ignore[empty-body]
     """Declare learners that improve a policy (``nenyax train --learner NAME``).
 
-    The factory, ``factory(**options)`` (from the run config), returns a `nenyax.core.plugins.learner.Learner`:
-    ``policy()`` (a Policy whose info carries the revision), ``update(groups)`` (only trainable
-    trajectories reach it), ``save() -> revision``, ``restore(revision)`` and ``close()``.
+    The factory, ``factory(model=..., **options)`` (`model`: the ``provider:model`` the user named, None
+    for the learner's default; the other options from the run config's ``[learner]`` table), returns a
+    `nenyax.core.plugins.learner.Learner`: ``policy()`` (a Policy whose info carries the revision),
+    ``update(groups)`` (only trainable trajectories reach it), ``save(directory) -> revision``,
+    ``restore(revision)`` (in a fresh process too) and ``close()``.
     """
 
 

@@ -103,6 +103,7 @@ KINDS: dict[str, Kind] = {
             "nenyax_register_learners",
             "nenyax.core.plugins.learner:Learner",
             "improves a policy from groups of trainable trajectories, with save and restore",
+            options=("model",),
         ),
         Kind(
             "exporter",

@@ -66,7 +66,11 @@ class GymnasiumAdapter:
             for env_id in ids_of_module(module_name):  # imported before: known by its entry point
                 owner.setdefault(env_id, module_name)
         return [
-            Listing(uri=_uri(env_id, owner.get(env_id)), description=_entry_point(gym.registry[env_id].entry_point))
+            Listing(
+                uri=_uri(env_id, owner.get(env_id)),
+                description=_entry_point(gym.registry[env_id].entry_point),
+                unavailable=_unavailable(gym.registry[env_id].entry_point),
+            )
             for env_id in self.env_ids()
             if not where or where.lower() in env_id.lower()
         ]
@@ -75,6 +79,18 @@ class GymnasiumAdapter:
 def _uri(env_id: str, module: str | None = None) -> str:
     package = module or _entry_point(gym.registry[env_id].entry_point).partition(":")[0].split(".")[0]
     return f"gymnasium:{env_id}" if package in ("", "gymnasium") else f"gymnasium:{package}:{env_id}"
+
+
+def _unavailable(entry: Any) -> str | None:
+    """Why an id cannot load: gymnasium keeps ids whose env moved away (``Ant-v2``: mujoco-py; the gym
+    compatibility envs: shimmy) registered to a `_raise_*` stub, whose own message says where it went."""
+    stub = getattr(entry, "__module__", "") == "gymnasium.envs" and getattr(entry, "__name__", "").startswith("_raise")
+    if callable(entry) and stub:
+        try:
+            entry()
+        except Exception as exc:  # noqa: BLE001 - the stub's whole job is to raise its explanation
+            return str(exc) or type(exc).__name__
+    return None
 
 
 def _entry_point(entry: Any) -> str:

@@ -13,6 +13,7 @@ from nenyax.cli.deadline import command_deadline
 from nenyax.cli.paths import check_run_dir
 from nenyax.cli.progress import bar
 from nenyax.cli.run_config import config_option
+from nenyax.cli.tier_meanings import explain
 from nenyax.core import Endpoint, UsageError
 from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Tier
@@ -57,6 +58,8 @@ def render_report(report: TierReport) -> None:
             soft_wrap=True,  # one line when piped; a terminal wraps it itself
         )
     console.print(f"Tier: [bold]{label}[/bold]")
+    for line in explain(report.tier):
+        console.print(f"  {line}", markup=False, soft_wrap=True)
     if report.model_results:
         model_rows: list[list[Cell]] = [
             [r.id, f"[{_STYLE[r.outcome]}]{r.outcome.value}[/]", f"{r.seconds:.2f}s", safe_text(r.evidence)]

@@ -59,7 +59,10 @@ def list_command(adapter: str | None, where: str | None, imports: tuple[str, ...
             result[name] = None  # this adapter cannot say what it can load: its URIs name a server or a path
             continue
         items = listed[name] if name in listed else lister(where)
-        result[name] = [{"uri": i.uri, "description": i.description, **_measured(i.uri, versions)} for i in items]
+        result[name] = [
+            {"uri": i.uri, "description": i.description, "unavailable": i.unavailable, **_measured(i.uri, versions)}
+            for i in items
+        ]
     if as_json:
         click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
         return
@@ -67,16 +70,31 @@ def list_command(adapter: str | None, where: str | None, imports: tuple[str, ...
         if items is None:
             click.echo(f"{name}: cannot list what it loads (see its README for its URIs)")
             continue
-        click.echo(f"{name}: {len(items)} environment(s)")
-        width = max((len(str(item["uri"])) for item in items), default=0)
-        tiers = max((len(_tier_column(item)) for item in items), default=0)
-        for item in items:
-            click.echo(f"  {item['uri']:<{width}}  {_tier_column(item):<{tiers}}{item['description']}".rstrip())
+        gone = sum(1 for item in items if item["unavailable"])
+        click.echo(f"{name}: {len(items)} environment(s)" + (f", {gone} of which cannot load here" if gone else ""))
+        if items:
+            _print_rows(items)
     if any(item["tier"] or item["stale_tier"] for items in result.values() for item in items or ()):
         click.echo(
             "[tier] is what `nenyax check` last measured here; [tier?] was measured with other nenyax "
             "distributions or versions installed."
         )
+
+
+def _print_rows(items: list[dict[str, str | None]]) -> None:
+    """One adapter's listing under column headers; the tier column only where a tier was measured."""
+    rows = [(str(i["uri"]), _tier_column(i).strip(), _description(i)) for i in items]
+    headers = ("uri", "tier" if any(tier for _, tier, _ in rows) else "", "description")
+    widths = [max(len(row[col]) for row in [headers, *rows]) for col in range(2)]
+    for uri, tier, description in [headers, *rows]:
+        cells = [f"{uri:<{widths[0]}}"] + ([f"{tier:<{widths[1]}}"] if widths[1] else []) + [description]
+        click.echo(("  " + "  ".join(cells)).rstrip())
+
+
+def _description(item: dict[str, str | None]) -> str:
+    if item["unavailable"]:
+        return f"cannot load: {item['unavailable']}"
+    return str(item["description"] or "")
 
 
 def _measured(uri: str, versions: dict[str, str]) -> dict[str, str | None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 import orjson
 
+from nenyax.cli.versions import installed_servers
 from nenyax.core.kinds import KINDS
 from nenyax.core.plugins.registry import default_registry
 
@@ -12,7 +13,7 @@ from nenyax.core.plugins.registry import default_registry
 @click.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 def plugins_command(as_json: bool) -> None:
-    """List installed plugins by kind, and any that failed to load."""
+    """List installed plugins by kind, the servers commands import (nenyax serve's), and load failures."""
     registry = default_registry()
     rows = [
         {
@@ -27,8 +28,10 @@ def plugins_command(as_json: bool) -> None:
         for e in registry.all_entries()
     ]
     failures = [{"plugin": f.plugin, "distribution": f.distribution, "error": f.error} for f in registry.failures]
+    servers = installed_servers()
     if as_json:
-        click.echo(orjson.dumps({"plugins": rows, "failures": failures}, option=orjson.OPT_INDENT_2))
+        data = {"plugins": rows, "servers": servers, "failures": failures}
+        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2))
         return
     from rich.console import Console
 
@@ -41,6 +44,9 @@ def plugins_command(as_json: bool) -> None:
         for row in (r for r in rows if r["kind"] == kind):
             dist = f"{row['distribution'] or '?'} {row['version'] or ''}".strip()
             table.append([kind, safe_text(str(row["name"])), safe_text(dist), safe_text(row["summary"] or "")])
+    for server in servers:  # not a plugin kind: the import seam of a command
+        dist = f"{server['distribution']} {server['version']}"
+        table.append(["server", server["name"], safe_text(dist), f"the server {server['used_by']} runs"])
     columns = ["kind", "name", "distribution", "summary"]
     print_table(console, "Installed nenyax plugins", columns, table, wrap="summary")
     for failure in failures:

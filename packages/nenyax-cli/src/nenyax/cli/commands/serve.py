@@ -14,6 +14,9 @@ SERVER_TARGET = "nenyax.server.openenv:serve"
 ``nenyax serve`` runs. The CLI never imports a server, adapter or provider statically (an
 import-linter contract in the root pyproject.toml); servers are not a plugin kind, so this names it."""
 
+SERVER_DISTRIBUTION = "nenyax-server-openenv"
+"""The distribution that provides `SERVER_TARGET` (`nenyax.cli.versions.SERVERS` lists it for `plugins`)."""
+
 
 @click.command("serve")
 @click.argument("uri")
@@ -47,12 +50,13 @@ def serve_command(
     OpenEnv's own clients use it unchanged; each episode's judgment rides in its final observation's
     metadata. Stops on SIGTERM (exit 0) or Ctrl-C (exit 130), closing every session first.
     """
+    from nenyax.core.install import pip_install
     from nenyax.core.plugins.registry import import_factory
 
     try:
         serve = import_factory(SERVER_TARGET)
     except ImportError as exc:
-        msg = "nenyax serve needs the OpenEnv server: run `pip install nenyax-server-openenv`."
+        msg = f"nenyax serve needs the OpenEnv server: install it with {pip_install(SERVER_DISTRIBUTION)}."
         raise UsageError(msg) from exc
     say = _json_line if as_json else click.echo
     sys.exit(

@@ -39,8 +39,12 @@ def _source(path: Path) -> tuple[Path, Path | None]:
 def view_command(run: Path, out: Path | None, serve: bool, port: int, as_json: bool) -> None:
     """Write one HTML page listing every episode of RUN (sortable, filterable), each opening its replay."""
     jsonl, run_dir = _source(run)
+    trajectories = list(read_trajectories(jsonl))
+    if not trajectories:
+        msg = f"{jsonl} holds no episode; view a run once `nenyax eval` or `nenyax try --save` has recorded one."
+        raise UsageError(msg)
     summary = read_summary(run_dir) if run_dir is not None else None
-    page = render_run(read_trajectories(jsonl), title=str(run_dir or jsonl), summary=summary)
+    page = render_run(trajectories, title=str(run_dir or jsonl), summary=summary)
     target = out or ((run_dir / "view.html") if run_dir is not None else jsonl.with_suffix(".html"))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(page, encoding="utf-8")

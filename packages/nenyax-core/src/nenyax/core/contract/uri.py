@@ -29,6 +29,8 @@ MAX_SEED = 2**63 - 1
 
 # Any case is read here so that 'Gymnasium:...' reaches the loader, which suggests the installed spelling.
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9_]*):(.*)$", re.DOTALL)
+# A scheme written with '-' or '.' (the distribution's or the library's spelling: 'reasoning-gym').
+_SPELLED_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9_.-]*):(.*)$", re.DOTALL)
 
 
 @attrs.frozen(kw_only=True)
@@ -151,6 +153,14 @@ def parse_uri(uri: str) -> EnvURI:
         msg = "An environment URI must be a non-empty string like 'reasoning_gym:basic_arithmetic'."
         raise BadURIError(msg)
     match = _SCHEME.match(uri.strip())
+    spelled = None if match else _SPELLED_SCHEME.match(uri.strip())
+    if spelled:
+        fmt = re.sub(r"[.-]", "_", spelled.group(1))
+        msg = (
+            f"{spelled.group(1)!r} is not a format name: format names use underscores, never '-' or '.'. "
+            f"Did you mean {fmt!r}, as in {fmt + ':' + spelled.group(2)!r}?"
+        )
+        raise BadURIError(msg)
     if not match:
         msg = (
             f"{uri!r} is not an environment URI; write it as '<format>:<name>', "

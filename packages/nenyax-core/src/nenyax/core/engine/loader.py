@@ -11,6 +11,7 @@ import attrs
 from nenyax.core.contract.uri import parse_uri
 from nenyax.core.engine.environment import Environment
 from nenyax.core.errors import ManifestError, UnknownPluginError, UsageError, did_you_mean, did_you_mean_pool
+from nenyax.core.install import pip_install
 from nenyax.core.plugins.adapter import Adapter, LoadContext
 from nenyax.core.plugins.registry import Registry, default_registry, from_portable
 
@@ -33,9 +34,9 @@ def _unknown_format(fmt: str, names: list[str]) -> str:
         return hint
     close = did_you_mean_pool(fmt, KNOWN_ADAPTERS)
     if fmt in KNOWN_ADAPTERS:
-        return hint + f" Its adapter is installed with `pip install {KNOWN_ADAPTERS[fmt]}`."
+        return hint + f" Install its adapter with {pip_install(KNOWN_ADAPTERS[fmt])}."
     if close:
-        return hint + f" Did you mean {close[0]!r} (installed with `pip install {KNOWN_ADAPTERS[close[0]]}`)?"
+        return hint + f" Did you mean {close[0]!r} (its adapter installs with {pip_install(KNOWN_ADAPTERS[close[0]])})?"
     return hint
 
 

@@ -32,6 +32,9 @@ class Listing:
     """A URI that loads it."""
     description: str = ""
     """One line, where the format has one (a dataset's docstring, a file's size); else empty."""
+    unavailable: str | None = None
+    """Why it cannot load here (a sentence: a library gone, a dependency missing); None when it can.
+    An adapter lists such an entry, marked, rather than hide what its format registers."""
 
 
 @attrs.frozen(kw_only=True)

@@ -26,6 +26,10 @@ class Provider(Protocol):
       `Delta` by `Delta`, then the whole recorded call last (what `complete` would have returned).
     - ``detokenize(model: str, token_ids: Sequence[int]) -> str``: the text of token ids, as the model's
       tokenizer decodes them (the token-fidelity check compares it with the recorded text).
+    - ``weights(model: str) -> Path``: a Hugging Face model folder (config, weights, tokenizer and chat
+      template) holding exactly the weights this provider serves for `model`, for a learner to train
+      from; a folder it returns can itself be named as a model (``<provider>:<folder>``), which is how a
+      learner serves the weights it updated.
     """
 
     async def complete(self, request: ChatRequest) -> ModelCall:

@@ -114,7 +114,7 @@ def trajectory_roundtrip(subject: Subject) -> Iterator[str]:
 
 
 def listing_is_loadable(subject: Subject) -> Iterator[str]:
-    """An adapter declaring ``listing`` lists URIs of its own scheme, and the first one loads."""
+    """An adapter declaring ``listing`` lists URIs of its own scheme, and the first one not marked unavailable loads."""
     listed = list(subject.instance().listing())
     bad = [item for item in listed if not isinstance(item, Listing)]
     if bad:
@@ -123,12 +123,13 @@ def listing_is_loadable(subject: Subject) -> Iterator[str]:
     for item in listed:
         if not item.uri.startswith(f"{subject.name}:"):
             yield f"Listed {item.uri!r} does not start with '{subject.name}:'."
-    if listed and listed[0].uri.startswith(f"{subject.name}:"):
+    loadable = [item for item in listed if item.unavailable is None]  # a marked entry says it cannot
+    if loadable and loadable[0].uri.startswith(f"{subject.name}:"):
         try:
-            with closing(load(listed[0].uri, registry=subject.registry)):
+            with closing(load(loadable[0].uri, registry=subject.registry)):
                 pass
         except NenyaxError as exc:
-            yield f"The first listed environment, {listed[0].uri!r}, does not load: {exc}"
+            yield f"The first listed environment, {loadable[0].uri!r}, does not load: {exc}"
 
 
 ADAPTER_CHECKS: tuple[Check, ...] = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -13,7 +14,7 @@ from nenyax.core.contract.chat import SAMPLING_KEYS, ChatRequest, Delta, TextReq
 from nenyax.core.contract.trajectory import ModelCall
 from nenyax.core.errors import RequestRefused, UsageError
 from nenyax.providers.local.engine import Completion, Engine, Extras, shared_engine
-from nenyax.providers.local.models import resolve_model
+from nenyax.providers.local.models import materialize, resolve_model
 from nenyax.providers.local.sampling import Sampling
 from nenyax.providers.local.tools import INVALID_TOOL_CALL
 from nenyax.providers.local.tools import parse as parse_tool_calls
@@ -294,6 +295,11 @@ class LocalProvider:
         engine = self.engine(model)
         engine.load()
         return engine.decode(list(token_ids))
+
+    def weights(self, model: str) -> Path:
+        """The Hugging Face folder of `model`'s weights (a built-in's converted float32 copy in the cache,
+        made on first use), for a learner to train from; ``local:<that folder>`` serves it again."""
+        return materialize(resolve_model(model))[0]
 
     async def aclose(self) -> None:
         """Let go of this provider's models (once their worker is idle); a model is freed once no other
