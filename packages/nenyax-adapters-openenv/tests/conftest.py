@@ -16,8 +16,8 @@ from openenv_servers import Servers
 
 @pytest.fixture(scope="session")
 def servers():
-    """The seeded, unseeded, single-session and self-judging guess games, served for the whole test session."""
-    running = Servers("seeded", "unseeded", "single", "judged")
+    """The seeded, unseeded, single-session and self-judging guess games, and the two with the Task API."""
+    running = Servers("seeded", "unseeded", "single", "judged", "tasks", "tasks-ignored")
     yield running
     running.stop()
 

@@ -9,6 +9,13 @@ Works with both distributions of OpenEnv (`openenv` 0.10 and `openenv-core` 0.3:
 - `RandomGuessEnv` (app ``unseeded``): ignores the seed and draws its secret (1..1000) from the
   operating system's randomness: an honest example of an environment that does not honour seeds.
 
+- `TaskGuessEnv` (app ``tasks``): the seeded game plus OpenEnv's Task API (the `TaskProvider`
+  methods): splits ``train`` and ``test`` of fixed secrets, listed as ``{"id": "test-1", "index": 1,
+  "split": "test"}``; a reset with ``split`` and ``index`` plays that task's secret, one without
+  plays the seed's. `IgnoringTaskGuessEnv` (app ``tasks-ignored``) lists the same tasks, but its
+  ``reset()`` declares neither ``split`` nor ``index`` (nor ``**kwargs``), so OpenEnv drops them:
+  the mistake OpenEnv's Task API guide warns of. openenv-core 0.3 serves no Task API routes at all.
+
 Rules: seven tries (the reset argument ``tries`` changes that: ``?tries=3`` in a URI); each wrong guess answers ``higher`` or ``lower`` with reward 0; the right one
 ends the episode with reward 1. The server refuses the guess 13 with a pydantic validator that JSON
 Schema cannot express, so a client that validates against ``/schema`` still meets a server-side
@@ -19,7 +26,7 @@ from __future__ import annotations
 
 import inspect
 import random
-from typing import Any
+from typing import Any, ClassVar
 
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.interfaces import Environment
@@ -152,6 +159,50 @@ class JudgedGuessEnv(GuessEnv):
         return observation
 
 
+class TaskGuessEnv(GuessEnv):
+    """The seeded game with OpenEnv's Task API: each task is a fixed secret, selected by split and index."""
+
+    SECRETS: ClassVar[dict[str, tuple[int, ...]]] = {"train": (17, 58, 91), "test": (5, 64)}
+
+    def list_splits(self) -> list[str]:
+        return list(self.SECRETS)
+
+    def num_tasks(self, split: str) -> int:
+        return len(self.SECRETS[split])
+
+    def get_task(self, split: str, index: int) -> dict[str, Any]:
+        if not 0 <= index < self.num_tasks(split):
+            raise IndexError(f"index {index} out of range for split {split}")
+        return {"id": f"{split}-{index}", "index": index, "split": split}
+
+    def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        return [self.get_task(split, i) for i in range(self.num_tasks(split))]
+
+    def get_task_range(self, split: str, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
+        return self.list_tasks(split)[start:stop]
+
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        split: str = "train",
+        index: int | None = None,
+        **kwargs: Any,
+    ) -> GuessObservation:
+        observation = super().reset(seed=seed, episode_id=episode_id, **kwargs)
+        if index is not None:  # the task's own secret; without an index the seed's, as OpenEnv's guide asks
+            secret = self.SECRETS[split][index]
+            self._state.secret, self._state.solution = secret, {"guess": secret}
+        return observation
+
+
+class IgnoringTaskGuessEnv(TaskGuessEnv):
+    """Lists tasks, but its reset declares no split or index (nor **kwargs): OpenEnv drops them."""
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None) -> GuessObservation:  # type: ignore[override]
+        return GuessEnv.reset(self, seed=seed, episode_id=episode_id)
+
+
 def app(env: type[GuessEnv], action: type[Action], max_sessions: int) -> Any:
     """`create_app` of either OpenEnv version (0.3 has no `state_cls`)."""
     kwargs: dict[str, Any] = {"env_name": env.__name__.lower(), "max_concurrent_envs": max_sessions}
@@ -164,6 +215,8 @@ APPS = {
     "seeded": lambda: app(GuessEnv, GuessAction, 8),
     "unseeded": lambda: app(RandomGuessEnv, WideGuessAction, 8),
     "judged": lambda: app(JudgedGuessEnv, GuessAction, 8),
+    "tasks": lambda: app(TaskGuessEnv, GuessAction, 8),
+    "tasks-ignored": lambda: app(IgnoringTaskGuessEnv, GuessAction, 8),
     # One session at a time: the capacity tests hold it and watch a second client be refused.
     "single": lambda: app(GuessEnv, GuessAction, 1),
 }

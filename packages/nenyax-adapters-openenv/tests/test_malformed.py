@@ -4,7 +4,8 @@ Why not a real server: OpenEnv serialises observations through pydantic, which w
 infinite reward as ``null`` and always sends well-formed JSON frames, so a real server cannot be made
 to send a non-finite reward, a frame that is not JSON, or an observation frame without its
 observation. This server answers ``/health``, ``/metadata``, ``/schema`` and the reset/state frames
-the way OpenEnv 0.10 does, and misbehaves only on ``step``, in the way its URL path names.
+the way OpenEnv 0.10 does, and misbehaves only on ``step``, in the way its URL path names; or, for
+the ``tasks-*`` paths, in its Task API (a real OpenEnv server normalises those answers too).
 """
 
 import asyncio
@@ -15,7 +16,7 @@ import pytest
 from aiohttp import WSMsgType, web
 from guess_env import GuessAction
 
-from nenyax.core import Status, load
+from nenyax.core import EnvironmentFailure, Status, load
 
 OBSERVATION = {
     "observation": {"metadata": {}, "hint": "guess a number", "low": 1, "high": 100, "tries_left": 7},
@@ -40,6 +41,34 @@ EXPECTED = {
     "text-reward": "sent the reward 'high', which is not a number",
     "session-error": "failed the step: the environment crashed (EXECUTION_ERROR)",
 }
+
+# Task API answers, by path: (splits answer, tasks answer); a number is an HTTP status to answer with.
+TASK_API_ANSWERS = {
+    "tasks-not-a-list": (["all"], {"tasks": "every one"}),
+    "tasks-splits-fail": (500, None),
+    "tasks-nameless-split": ([{"type": "train"}], None),
+}
+TASK_API_EXPECTED = {
+    "tasks-not-a-list": "answered /broken/tasks with {'tasks': 'every one'}, not {\"tasks\": [...]}",
+    "tasks-splits-fail": "answered /broken/splits with HTTP 500: 'the dataset is gone'",
+    "tasks-nameless-split": "answered /broken/splits with {'type': 'train'}, not a split ({\"name\": ...})",
+}
+
+
+async def _task_api(request):
+    mode, route = request.match_info["mode"], request.match_info["route"]
+    if mode not in TASK_API_ANSWERS:
+        raise web.HTTPNotFound
+    answer = TASK_API_ANSWERS[mode][0 if route == "splits" else 1]
+    if isinstance(answer, int):
+        return web.Response(status=answer, text="the dataset is gone")
+    return web.json_response(answer)
+
+
+async def _environments(request):
+    if request.match_info["mode"] not in TASK_API_ANSWERS:
+        raise web.HTTPNotFound
+    return web.json_response(["broken"])
 
 
 async def _socket(request):
@@ -74,6 +103,9 @@ def _app():
 
         app.router.add_get(f"/{{mode}}/{route}", answer)
     app.router.add_get("/{mode}/ws", _socket)
+    app.router.add_get("/{mode}/list_environments", _environments)
+    app.router.add_get("/{mode}/broken/{route}", _task_api)
+    app.router.add_post("/{mode}/broken/{route}", _task_api)
     return app
 
 
@@ -103,3 +135,11 @@ def test_a_malformed_step_answer_is_env_error_never_scored(broken_server, mode):
     assert not traj.status.trainable
     assert EXPECTED[mode] in traj.error
     assert f"{broken_server}/{mode}/ws" in traj.error
+
+
+@pytest.mark.parametrize("mode", sorted(TASK_API_ANSWERS))
+def test_a_malformed_task_api_fails_the_load_naming_the_route(broken_server, mode):
+    # Falling back to seeds would hide a broken server behind task ids it never listed.
+    with pytest.raises(EnvironmentFailure) as caught:
+        load(f"openenv:{broken_server}/{mode}")
+    assert f"The OpenEnv server at http://{broken_server[5:]}/{mode} {TASK_API_EXPECTED[mode]}" in str(caught.value)

@@ -212,8 +212,8 @@ def test_the_readme_tier_table_is_what_check_measures(servers):
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     section = readme.split("## Tiers of the test environments", 1)[1].split("\n\n", 3)[2]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines()[2:]]
-    apps = {"seeded": "seeded", "unseeded": "unseeded"}
-    assert len(rows) == 3
+    apps = {"seeded": "seeded", "unseeded": "unseeded", "tasks": "tasks"}
+    assert len(rows) == 4
     for name, uri, tier_010, tier_03, _why in rows:
         app = apps[name.split()[0].strip(",")]
         query = uri.strip("`").partition("?")[2]

@@ -11,7 +11,8 @@ import attrs
 from nenyax.core import BadURIError, EnvURI
 
 DEFAULT_TASKS = 100
-"""How many seed task ids `task_ids()` lists by default (any seed is a valid task)."""
+"""How many seed task ids `task_ids()` lists by default (any seed is a valid task); a server with the
+Task API lists its own tasks, all of them unless the URI names ``tasks=``."""
 DEFAULT_TIMEOUT = 60.0
 """Seconds to wait for the server's answer to one frame (OpenEnv's own client waits 60 s too)."""
 DEFAULT_CAPACITY_WAIT = 30.0
@@ -35,6 +36,9 @@ class ServerSpec:
     ws: str
     """The ``/ws`` URL episodes connect to."""
     tasks: int
+    """How many seed task ids to list (the URI's ``tasks=``, else `DEFAULT_TASKS`)."""
+    task_limit: int | None
+    """The URI's ``tasks=`` as given (None when absent): caps each split of a server's Task API listing."""
     reference: str | None
     """Dotted path into the server's ``state`` holding the optimal action, if the user named one."""
     seeded: bool | None
@@ -85,7 +89,8 @@ def parse_spec(uri: EnvURI) -> ServerSpec:
             "and sent in each reset."
         )
         raise BadURIError(msg)
-    tasks = _positive(uri, "tasks", params.pop("tasks", DEFAULT_TASKS), integer=True)
+    given = params.pop("tasks", None)
+    tasks = _positive(uri, "tasks", DEFAULT_TASKS if given is None else given, integer=True)
     reference = params.pop("reference", None)
     if reference is not None and (not isinstance(reference, str) or not reference.strip(".")):
         msg = f"reference in {uri.raw!r} must name a field of the server's state, like reference=solution."
@@ -106,6 +111,7 @@ def parse_spec(uri: EnvURI) -> ServerSpec:
         http=http,
         ws=ws,
         tasks=tasks,
+        task_limit=None if given is None else tasks,
         reference=reference,
         seeded=seeded,
         timeout=timeout,

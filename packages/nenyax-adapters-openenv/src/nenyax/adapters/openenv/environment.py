@@ -1,13 +1,18 @@
-"""A running OpenEnv server as a step environment: one task per reset seed, judged by the episode's return."""
+"""A running OpenEnv server as a step environment, judged by the episode's return (or the server's judgment).
+
+Its tasks are the server's own when it offers OpenEnv's Task API (``nenyax serve`` does): their ids as
+the server lists them, each started by a reset with its split and index. Otherwise a task is a reset
+seed, ``seed/<n>``.
+"""
 
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nenyax.adapters.openenv import codec
 from nenyax.adapters.openenv._loop import LoopThread
-from nenyax.adapters.openenv.server import ServerInfo, fetch
+from nenyax.adapters.openenv.server import ServerInfo, fetch, reset_frame
 from nenyax.adapters.openenv.session import OpenEnvSession, check_seed
 from nenyax.core import BadURIError, Capabilities, Manifest, Mode, Split, StepEnvironment
 
@@ -15,6 +20,8 @@ if TYPE_CHECKING:
     from nenyax.adapters.openenv.adapter import ServerSpec
 
 TASK_PREFIX = "seed/"
+SEEDS_SPLIT = "seeds"
+"""The one split of a server without the Task API."""
 WIRES = {
     "0.10": "openenv 0.10: observations carry metadata (recorded in each step's info)",
     "0.3": "openenv-core 0.3: observations carry no metadata",
@@ -35,7 +42,7 @@ def _policy_support(info: ServerInfo) -> tuple[str, str]:
 
 
 class OpenEnvEnvironment(StepEnvironment):
-    """One OpenEnv server; task ids ``seed/<n>`` (any seed is a valid task)."""
+    """One OpenEnv server; task ids from its Task API, else ``seed/<n>`` (any seed is a valid task)."""
 
     def __init__(self, uri: str, spec: ServerSpec, info: ServerInfo) -> None:
         """Wrap what `fetch` learned about the server."""
@@ -66,7 +73,7 @@ class OpenEnvEnvironment(StepEnvironment):
             mode=Mode.STEP,
             name=self.name,
             description=" ".join(str(info.metadata.get("description") or "").split())[:500],
-            splits=(Split(name="seeds", count=spec.tasks),),
+            splits=self._splits(),
             observation=f"A JSON object with {observed}." if observed else "A JSON object.",
             action=f"{info.action.describe()}; validated against the server's /schema before sending.",
             score_range=None,
@@ -76,6 +83,8 @@ class OpenEnvEnvironment(StepEnvironment):
                 "action_schema": info.action.schema,
                 "seeds": info.seeds,
                 "seeds_vary": info.seeds_vary,
+                "tasks": info.tasks,
+                "tasks_vary": info.tasks_vary,
                 "state_readable": info.state_readable,
                 "reset": spec.reset,
                 "reference": reference,
@@ -100,37 +109,55 @@ class OpenEnvEnvironment(StepEnvironment):
 
     # ---- tasks
 
+    def _splits(self) -> tuple[Split, ...]:
+        catalog = self.info.catalog
+        if catalog is None:
+            return (Split(name=SEEDS_SPLIT, count=self.spec.tasks),)
+        return tuple(Split(name=name, count=len(tasks)) for name, tasks in catalog.splits.items())
+
     def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
-        """``seed/0`` ... ``seed/<tasks-1>``."""
-        if split not in (None, "seeds"):
-            msg = f"{self.uri} has one split, 'seeds', not {split!r}."
+        """The server's listed tasks of `split` (the first by default), else ``seed/0`` ... ``seed/<tasks-1>``."""
+        names = [s.name for s in self.manifest.splits]
+        if split is not None and split not in names:
+            which = f"one split, {names[0]!r}" if len(names) == 1 else f"the splits {', '.join(map(repr, names))}"
+            msg = f"{self.uri} has {which}, not {split!r}."
             raise BadURIError(msg)
-        count = self.spec.tasks if limit is None else max(0, min(limit, self.spec.tasks))
-        return [f"{TASK_PREFIX}{n}" for n in range(count)]
+        catalog = self.info.catalog
+        if catalog is None:
+            count = self.spec.tasks if limit is None else max(0, min(limit, self.spec.tasks))
+            return [f"{TASK_PREFIX}{n}" for n in range(count)]
+        tasks = catalog.splits[split or names[0]]
+        return [t.id for t in (tasks if limit is None else tasks[: max(0, limit)])]
 
     def parse_task(self, task: str) -> int:
-        """The reset seed of `task`; `BadURIError` for a malformed id."""
+        """The reset seed of the seed task `task`; `BadURIError` for a malformed id."""
         digits = task[len(TASK_PREFIX) :] if isinstance(task, str) and task.startswith(TASK_PREFIX) else ""
         if not (digits.isascii() and digits.isdecimal()):
             msg = f"{task!r} is not a task of {self.uri}; its task ids look like 'seed/0'."
             raise BadURIError(msg)
         return check_seed(int(digits))
 
-    def _seed(self, task: str | None, seed: int | None) -> int:
-        # A task's own seed wins over `seed`, as for every seeded format.
-        if task is not None:
-            return self.parse_task(task)
-        return 0 if seed is None else check_seed(seed)
+    def _episode(self, task: str | None, seed: int | None) -> tuple[str | None, int, dict[str, Any]]:
+        """The task id, seed and reset data of an episode of `task` from `seed`."""
+        catalog = self.info.catalog
+        if catalog is None:
+            # A task's own seed wins over `seed`, as for every seeded format.
+            number = self.parse_task(task) if task is not None else 0 if seed is None else check_seed(seed)
+            return f"{TASK_PREFIX}{number}", number, reset_frame(self.spec, number, None)
+        number = 0 if seed is None else check_seed(seed)
+        if task is None:  # the server picks a task from the seed, as OpenEnv's guide asks of it
+            return None, number, reset_frame(self.spec, number, None)
+        return task, number, reset_frame(self.spec, number, catalog.find(task, self.uri))
 
     async def asession(self, task: str | None = None, seed: int | None = None) -> OpenEnvSession:
-        """Open a WebSocket session and reset it from `task`'s seed (else `seed`, else 0)."""
-        session = OpenEnvSession(self, self._seed(task, seed))
+        """Open a WebSocket session and reset it onto `task` (its split and index, or its seed) and `seed` (else 0)."""
+        session = OpenEnvSession(self, *self._episode(task, seed))
         await session.start()
         return session
 
     def session(self, task: str | None = None, seed: int | None = None) -> OpenEnvSession:
         """Synchronous `asession`: the session's connection lives on its own loop thread until `close`."""
-        session = OpenEnvSession(self, self._seed(task, seed))
+        session = OpenEnvSession(self, *self._episode(task, seed))
         runner = LoopThread()
         try:
             runner.run(session.start())

@@ -1,8 +1,11 @@
-"""What a server says about itself (``/health``, ``/metadata``, ``/schema``) and what a probe measures.
+"""What a server says about itself (``/health``, ``/metadata``, ``/schema``, the Task API) and what a probe measures.
 
-The probe plays no episode: it opens sessions, resets them with the same seed and compares the
+The probe plays no episode: it opens sessions, resets them onto the same start and compares the
 starts (observation, reward, done, and the ``state`` minus its episode bookkeeping). Equal starts
-mean the server honours seeds; it is what makes task ids ``seed/<n>`` worth anything. The probe's
+mean the server honours seeds (or, for a server with the Task API, its first task and seed 0); it is
+what makes task ids worth anything. A server with the Task API is also asked whether another task
+starts differently: one whose reset ignores ``split`` and ``index`` (OpenEnv drops reset keys the
+environment's ``reset()`` does not declare) has its tasks treated as seeds instead. The probe's
 findings are written into the manifest as sentences that do not depend on the values drawn, so the
 manifest digest is the same on every load.
 """
@@ -18,6 +21,7 @@ import orjson
 
 from nenyax.adapters.openenv._loop import run_sync
 from nenyax.adapters.openenv.schema import ActionSchema
+from nenyax.adapters.openenv.tasks import ServedTask, TaskCatalog, discover
 from nenyax.adapters.openenv.wire import CAPACITY_REACHED, Channel, Reply, ServerError, get_json, observation_reply
 from nenyax.core import BadURIError, EnvironmentFailure, InfraFailure
 
@@ -27,6 +31,8 @@ if TYPE_CHECKING:
 PROBE_SEED = 0
 PROBE_RESETS = 3
 """Same-seed resets compared: an unseeded server would have to draw the same start three times."""
+PROBE_OTHER_TASKS = 2
+"""Other listed tasks compared with the first: if all of them start the same way, the reset ignores the task."""
 STATE_BOOKKEEPING = frozenset({"episode_id", "step_count"})
 """State fields that legitimately differ between two sessions of the same episode."""
 
@@ -46,6 +52,20 @@ class ServerInfo:
     seeds_vary: bool | None
     """Whether another seed starts differently (None when not measured)."""
     state_readable: bool
+    catalog: TaskCatalog | None
+    """The server's tasks from its Task API; None when it has none (or its reset ignores the task): seeds."""
+    tasks: str
+    """Where the task ids come from, in a sentence."""
+    tasks_vary: bool | None
+    """Whether another listed task starts differently from the first (None when not measured)."""
+
+
+def reset_frame(spec: ServerSpec, seed: int, task: ServedTask | None) -> dict[str, Any]:
+    """A reset's data: the seed, the URI's reset keys, and the task's split and index (which win over the URI's)."""
+    frame = {"seed": seed, **spec.reset}
+    if task is not None:
+        frame.update(split=task.split, index=task.index)
+    return frame
 
 
 async def open_channel(http: aiohttp.ClientSession, spec: ServerSpec, reset: dict[str, Any]) -> tuple[Channel, Reply]:
@@ -105,8 +125,10 @@ def lookup(state: dict[str, Any], path: str) -> Any:
     return node
 
 
-async def _start(http: aiohttp.ClientSession, spec: ServerSpec, seed: int) -> tuple[Reply, dict[str, Any] | None]:
-    channel, reply = await open_channel(http, spec, {"seed": seed, **spec.reset})
+async def _start(
+    http: aiohttp.ClientSession, spec: ServerSpec, reset: dict[str, Any]
+) -> tuple[Reply, dict[str, Any] | None]:
+    channel, reply = await open_channel(http, spec, reset)
     try:
         try:
             state = await read_state(channel)
@@ -138,20 +160,32 @@ async def _fetch(spec: ServerSpec) -> ServerInfo:
         except ValueError as exc:
             msg = f"The OpenEnv server at {spec.http} serves an unusable action schema: {exc}."
             raise EnvironmentFailure(msg) from exc
-        first, state = await _start(http, spec, PROBE_SEED)
+        catalog, no_catalog = await discover(http, spec)
+        task = catalog.first if catalog is not None else None
+        first, state = await _start(http, spec, reset_frame(spec, PROBE_SEED, task))
         if spec.reference is not None:
             _check_reference(spec, state, action)
         wire = "0.3" if first.metadata is None else "0.10"
-        seeded, seeds, vary = await _measure_seeds(http, spec, first, state)
+        seeds = await _measure_seeds(http, spec, first, state, task)
+        tasks, tasks_vary = (catalog.sentence(), None) if catalog is not None else (no_catalog, None)
+        if catalog is not None and task is not None and seeds.seeded and spec.seeded is None:
+            tasks_vary = await _other_tasks_vary(http, spec, catalog, task, _view(first, state))
+            if not tasks_vary:  # the reset ignores the task: its ids would name the same episode
+                tasks, catalog = _ignored(catalog, task), None
+                first, state = await _start(http, spec, reset_frame(spec, PROBE_SEED, None))
+                seeds = await _measure_seeds(http, spec, first, state, None)
     return ServerInfo(
         metadata=metadata if isinstance(metadata, dict) else {},
         action=action,
         observation_schema=observed if isinstance(observed := schema.get("observation"), dict) else {},
         wire=wire,
-        seeded=seeded,
-        seeds=seeds,
-        seeds_vary=vary,
+        seeded=seeds.seeded,
+        seeds=seeds.sentence,
+        seeds_vary=seeds.vary,
         state_readable=state is not None,
+        catalog=catalog,
+        tasks=tasks,
+        tasks_vary=tasks_vary,
     )
 
 
@@ -172,28 +206,72 @@ def _check_reference(spec: ServerSpec, state: dict[str, Any] | None, action: Act
         raise BadURIError(msg)
 
 
+@attrs.frozen(kw_only=True)
+class _Seeds:
+    seeded: bool
+    sentence: str
+    vary: bool | None
+
+
 async def _measure_seeds(
-    http: aiohttp.ClientSession, spec: ServerSpec, first: Reply, state: dict[str, Any] | None
-) -> tuple[bool, str, bool | None]:
+    http: aiohttp.ClientSession,
+    spec: ServerSpec,
+    first: Reply,
+    state: dict[str, Any] | None,
+    task: ServedTask | None,
+) -> _Seeds:
     if spec.seeded is not None:
         said = "honours" if spec.seeded else "does not honour"
         flag = str(spec.seeded).lower()
-        return spec.seeded, f"The URI says the server {said} seeds (seeded={flag}); not measured.", None
+        return _Seeds(
+            seeded=spec.seeded,
+            sentence=f"The URI says the server {said} seeds (seeded={flag}); not measured.",
+            vary=None,
+        )
     what = "observation and state" if state is not None else "observation (the state is not readable)"
+    onto = f"task {task.id!r} and seed {PROBE_SEED}" if task is not None else f"seed {PROBE_SEED}"
     view = _view(first, state)
     for _ in range(PROBE_RESETS - 1):
-        again, again_state = await _start(http, spec, PROBE_SEED)
+        again, again_state = await _start(http, spec, reset_frame(spec, PROBE_SEED, task))
         if _view(again, again_state) != view:
-            return (
-                False,
-                f"Not honoured: sessions reset with seed {PROBE_SEED} began from different {what}s.",
-                None,
+            return _Seeds(
+                seeded=False,
+                sentence=f"Not honoured: sessions reset with {onto} began from different {what}s.",
+                vary=None,
             )
-    other, other_state = await _start(http, spec, PROBE_SEED + 1)
+    same = f"Honoured: {PROBE_RESETS} sessions reset with {onto} began from the same {what}."
+    if task is not None:  # tasks, not seeds, are what varies here: `_other_tasks_vary` measures that
+        return _Seeds(seeded=True, sentence=same, vary=None)
+    other, other_state = await _start(http, spec, reset_frame(spec, PROBE_SEED + 1, None))
     vary = _view(other, other_state) != view
     note = "" if vary else f" Seed {PROBE_SEED + 1} began the same way too: the server may ignore seeds."
-    same = f"Honoured: {PROBE_RESETS} sessions reset with seed {PROBE_SEED} began from the same {what}."
-    return True, same + note, vary
+    return _Seeds(seeded=True, sentence=same + note, vary=vary)
+
+
+def _others(catalog: TaskCatalog, task: ServedTask) -> list[ServedTask]:
+    listed = [t for tasks in catalog.splits.values() for t in tasks if t != task]
+    return listed[:PROBE_OTHER_TASKS]
+
+
+def _ignored(catalog: TaskCatalog, task: ServedTask) -> str:
+    *before, last = [repr(t.id) for t in [task, *_others(catalog, task)]]
+    return (
+        f"The server lists tasks (/{catalog.env_name}/tasks), but {', '.join(before)} and {last} all began the "
+        "same way: its reset ignores split and index (OpenEnv drops reset keys its reset() does not declare), "
+        "so tasks are reset seeds seed/<n>."
+    )
+
+
+async def _other_tasks_vary(
+    http: aiohttp.ClientSession, spec: ServerSpec, catalog: TaskCatalog, task: ServedTask, view: bytes
+) -> bool:
+    """True when some other listed task starts differently from `task` (or there is no other to compare)."""
+    others = _others(catalog, task)
+    for other in others:
+        reply, state = await _start(http, spec, reset_frame(spec, PROBE_SEED, other))
+        if _view(reply, state) != view:
+            return True
+    return not others
 
 
 def fetch(spec: ServerSpec) -> ServerInfo:

@@ -1,4 +1,4 @@
-"""One OpenEnv episode: a ``/ws`` connection reset from the task's seed, stepped until the server says done."""
+"""One OpenEnv episode: a ``/ws`` connection reset onto its task (split and index, or seed), stepped until done."""
 
 from __future__ import annotations
 
@@ -36,11 +36,12 @@ a server sends one (as ``nenyax serve`` does), is the episode's judgment instead
 class OpenEnvSession(Session):
     """An episode on its own WebSocket connection (the server's environment instance lives as long as it)."""
 
-    def __init__(self, env: OpenEnvEnvironment, seed: int) -> None:
-        """Not started: `start` connects and resets."""
+    def __init__(self, env: OpenEnvEnvironment, task_id: str | None, seed: int, reset: dict[str, Any]) -> None:
+        """Not started: `start` connects and resets with `reset` (the task's selection, the seed, the URI's keys)."""
         self.env = env
         self.seed = seed
-        self.task_id = f"seed/{seed}"
+        self.task_id = task_id
+        self._reset = reset
         self._http: aiohttp.ClientSession | None = None
         self._channel: Channel | None = None
         self._reply: Reply | None = None
@@ -51,15 +52,23 @@ class OpenEnvSession(Session):
         """Set for sessions opened synchronously: their connection lives on this loop."""
 
     async def start(self) -> None:
-        """Connect and reset with the seed and the URI's reset arguments."""
-        spec = self.env.spec
+        """Connect and reset."""
         self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
         try:
-            self._channel, self._reply = await open_channel(self._http, spec, {"seed": self.seed, **spec.reset})
+            self._channel, self._reply = await open_channel(self._http, self.env.spec, self._reset)
+            if self.task_id is None:
+                self.task_id = self._named_task(self._reply)
             await self._fetch_reference()
         except BaseException:
             await self.aclose()
             raise
+
+    def _named_task(self, reply: Reply) -> str | None:
+        # A reset by seed alone lets the server pick the task; one that says which (``nenyax serve`` puts
+        # the task id in the metadata) names a task of its own listing, which is recorded.
+        catalog = self.env.info.catalog
+        named = (reply.metadata or {}).get("task_id")
+        return named if catalog is not None and isinstance(named, str) and named in catalog.by_id else None
 
     async def _fetch_reference(self) -> None:
         # The reference is read from the server's own state after every observation (only when the URI

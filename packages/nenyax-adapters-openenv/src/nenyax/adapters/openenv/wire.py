@@ -130,7 +130,7 @@ async def get_json(http: aiohttp.ClientSession, base: str, path: str) -> Any:
                 raise InfraFailure(msg)
             text = await response.read()
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        msg = f"Cannot reach the OpenEnv server at {base} ({_reason(exc)}); start it or correct the URL."
+        msg = f"Cannot reach the OpenEnv server at {base} ({reason(exc)}); start it or correct the URL."
         raise InfraFailure(msg) from exc
     try:
         return orjson.loads(text)
@@ -140,7 +140,8 @@ async def get_json(http: aiohttp.ClientSession, base: str, path: str) -> Any:
         raise EnvironmentFailure(msg) from None
 
 
-def _reason(exc: BaseException) -> str:
+def reason(exc: BaseException) -> str:
+    """Why a request failed, in a few words (the OS error, "no answer in time", the exception)."""
     if isinstance(exc, TimeoutError):
         return "no answer in time"
     if isinstance(exc, aiohttp.ClientConnectorError):
@@ -168,7 +169,7 @@ class Channel:
                 self._ws = await self.http.ws_connect(self.url, autoping=True, max_msg_size=0)
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             self.broken = True
-            msg = f"Cannot open a WebSocket session at {self.url} ({_reason(exc)}); start the server or fix the URL."
+            msg = f"Cannot open a WebSocket session at {self.url} ({reason(exc)}); start the server or fix the URL."
             raise InfraFailure(msg) from exc
 
     async def request(self, kind: str, data: Any = None) -> tuple[str, Any]:
@@ -188,7 +189,7 @@ class Channel:
             raise InfraFailure(msg) from exc
         except (aiohttp.ClientError, OSError, RuntimeError) as exc:
             self.broken = True
-            msg = f"The connection to the OpenEnv server at {self.url} failed during a {kind} frame ({_reason(exc)})."
+            msg = f"The connection to the OpenEnv server at {self.url} failed during a {kind} frame ({reason(exc)})."
             raise InfraFailure(msg) from exc
         if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING, aiohttp.WSMsgType.CLOSED):
             self.broken = True
@@ -197,7 +198,7 @@ class Channel:
             raise InfraFailure(msg)
         if message.type is aiohttp.WSMsgType.ERROR:
             self.broken = True
-            why = _reason(message.data)
+            why = reason(message.data)
             msg = f"The connection to the OpenEnv server at {self.url} broke while waiting for a {kind} answer ({why})."
             raise InfraFailure(msg)
         answer = decode(message.data, self.url)
