@@ -28,6 +28,7 @@ nox.options.sessions = [
     "harbor",
     "podman",
     "hud",
+    "phoenix",
     "integration",
     "wheels",
 ]
@@ -55,6 +56,7 @@ OWN_SESSIONS = frozenset(
         "nenyax-adapters-harbor",
         "nenyax-sandboxes-docker",
         "nenyax-adapters-hud",
+        "nenyax-tracers-otlp",
     }
 )
 # Pins applied to every install (e.g. torch==2.13.0: pip takes the local CPU wheel only when pinned).
@@ -359,7 +361,20 @@ def wheels(session: nox.Session) -> None:
 
 
 # The direct dependencies the type checker reads types from; the heavy format libraries stay out (Any).
-LINT_TYPED_DEPENDENCIES = ["attrs", "cattrs", "pluggy", "orjson", "aiohttp", "click", "rich", "pytest", "openai"]
+# OpenTelemetry too: core's spans and the tracer presets are checked against its real types.
+LINT_TYPED_DEPENDENCIES = [
+    "attrs",
+    "cattrs",
+    "pluggy",
+    "orjson",
+    "aiohttp",
+    "click",
+    "rich",
+    "pytest",
+    "openai",
+    "opentelemetry-sdk",
+    "opentelemetry-exporter-otlp-proto-http",
+]
 
 
 def _packages_of(package: str) -> list[str]:
@@ -525,4 +540,18 @@ def hud(session: nox.Session) -> None:
     _install_local(session, package, *siblings, extra=[*_third_party(group), "pytest-timeout"])
     session.chdir(PACKAGES[package])
     session.run(*PYTEST, *session.posargs, env=_env(session))
+    _release_on_ci(session)
+
+
+@nox.session(python=PYTHON, name="phoenix")
+def phoenix(session: nox.Session) -> None:
+    """The tracer presets against a real OTLP receiver, and a real `nenyax eval`'s traces read back from a local
+    Arize Phoenix server (installed in a cached server venv, `[tool.nenyax.server-venv]`: some 620 MB)."""
+    package = "nenyax-tracers-otlp"
+    group = _test_group(package)
+    siblings = [_name(r) for r in group if _name(r) in PACKAGES]  # the CLI, reasoning-gym, the embedded model
+    _install_local(session, package, *siblings, extra=[*_third_party(group), "pytest-timeout"])
+    env = _env(session, **_server_venvs(session, [package]))
+    session.chdir(PACKAGES[package])
+    session.run(*PYTEST, "--durations=5", *session.posargs, env=env)
     _release_on_ci(session)

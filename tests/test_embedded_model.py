@@ -257,3 +257,30 @@ def test_check_model_options_without_a_model_are_one_sentence():
     assert done.returncode != 0
     assert "--base-url and --api-key-env describe the model of --model" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_try_and_eval_sample_the_same_tokens_for_the_same_episode(tmp_path):
+    """The embedded model's sampling is seeded from the episode (task, seed, sample): at temperature 0.7,
+    `try` and `eval` of the same task reply with the same tokens, and the seed is recorded."""
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "NENYAX_MODEL"))},
+        "HF_HUB_OFFLINE": "1",
+    }
+    common = ["--temperature", "0.7", "--max-tokens", "24"]
+    tried = subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", "try", "reasoning_gym:basic_arithmetic", "--task", "basic_arithmetic/42/3", *common, "--json"],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert tried.returncode == 0, tried.stderr
+    out = tmp_path / "run"
+    evaluated = subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", "eval", "reasoning_gym:basic_arithmetic", "--task-ids", "basic_arithmetic/42/3", *common,
+         "--out", str(out), "-q"],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr
+    [a] = json.loads(tried.stdout)["model_calls"]
+    [record] = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    [b] = record["model_calls"]
+    assert a["params"]["seed"] == b["params"]["seed"]
+    assert a["completion_token_ids"] == b["completion_token_ids"]

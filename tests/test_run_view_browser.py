@@ -265,7 +265,7 @@ def test_at_1280_px_and_up_every_column_shows_beside_the_replay(wide_page, tmp_p
             await chrome.js("document.querySelector('#rows tr[data-i=\"0\"]').click()")
             seen = await chrome.js(HIDDEN)
             headers = await chrome.js("[...document.querySelectorAll('thead th')].map((th) => th.textContent)")
-            assert headers[-1] == "seconds"
+            assert headers[-1] == "own s"
             assert seen["hidden"] == []
             assert seen["lastRight"] <= seen["frameLeft"]
             pane = "document.querySelector('.rows')"

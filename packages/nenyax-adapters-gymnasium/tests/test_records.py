@@ -125,3 +125,15 @@ def test_observations_option_keeps_all_the_last_or_none():
 def test_bad_recording_options_are_one_sentence(query, fragment):
     with pytest.raises(BadURIError, match=fragment):
         load(f"gymnasium:CartPole-v1?{query}")
+
+
+def test_the_observation_an_episode_ended_on_is_recorded(tmp_path):
+    env = load("gymnasium:FrozenLake-v1?is_slippery=false")
+    traj = env.rollout("reference", seed=0)
+    assert traj.status is Status.OK
+    assert traj.judgment.score == 1.0
+    assert traj.final_observation == 15  # the goal of the 4x4 map, where no step was chosen from
+    assert traj.steps[-1].observation != 15
+    with JsonlSink(tmp_path / "t.jsonl") as sink:
+        sink.write(traj)
+    assert next(iter(read_trajectories(tmp_path / "t.jsonl"))).final_observation == 15

@@ -187,7 +187,7 @@ def test_a_kind_check_command_exists_for_each_kind_with_a_kit_and_only_those(mon
     from nenyax.core.kinds import KINDS
 
     kits = {k.check_command for k in KINDS.values() if k.kit}
-    assert kits == {"adapter-check", "sandbox-check"}
+    assert kits == {"adapter-check", "sandbox-check", "exporter-check"}
     assert {name for name in main.COMMANDS if name.endswith("-check")} == kits
     assert conformance.adapter_check_command.name == "adapter-check"
     with pytest.raises(AttributeError):

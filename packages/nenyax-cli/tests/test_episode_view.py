@@ -351,3 +351,23 @@ def test_the_environments_info_is_labelled_as_the_environments():
     assert page.count("env info") == 2
     assert page.count("prob=0.333") == 2
     assert "0.33333333333333337" not in page.split('<script type="application/json"')[0]
+
+
+def test_the_final_observation_and_the_calls_own_time_are_shown_in_both_replays():
+    queued = attrs.evolve(CALL, duration_s=80.75, queued_s=80.5)
+    traj = _traj(
+        steps=(Step(observation="What is 2 + 2?", action="4", reward=1.0, terminated=True, text="four <b>4</b>"),),
+        model_calls=(queued,),
+        final_observation={"board": [1, 2]},
+        timing=Timing(started=10.0, ended=91.5),
+    )
+    view = episode_view(traj)
+    [turn] = view.turns
+    # The call's own latency first, what it waited behind other episodes beside it.
+    assert turn.call.summary == "3 prompt / 2 completion tokens, 0.25 s (+80.50 s queued)"
+    assert view.duration == "1.00 s own (81.50 s wall, 80.50 s queued)"
+    assert view.final == '{"board":[1,2]}'
+    terminal, page = _both(traj)
+    for fact in ("the episode ended on", view.final, view.duration, turn.call.summary):
+        assert fact in terminal, (fact, terminal)
+        assert fact in page, (fact, page)

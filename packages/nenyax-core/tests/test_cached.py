@@ -1,5 +1,7 @@
 """The tier cache behind `nenyax list`'s tier column, and the user cache folder it lives in."""
 
+import json
+
 import attrs
 import pytest
 
@@ -54,6 +56,16 @@ def test_a_tier_measured_by_other_versions_is_stale(cache, report):
     assert recall(report.manifest.uri, versions=other).current is False
 
 
+def test_installing_an_unrelated_distribution_leaves_a_tier_current(cache, report):
+    remember(report)
+    added = {**nenyax_versions(), "nenyax-adapters-unrelated": "9.9"}
+    assert recall(report.manifest.uri, versions=added).current is True
+    record = json.loads(next((cache / "checks").glob("*.json")).read_text())
+    assert set(record["versions"]) == {"nenyax-core"}  # what measured it: core (this fake has no distribution)
+    gone = {k: v for k, v in nenyax_versions().items() if k != "nenyax-core"}
+    assert recall(report.manifest.uri, versions=gone).current is False
+
+
 def test_an_environment_that_did_not_load_forgets_what_was_kept(cache, report):
     remember(report)
     assert recall(report.manifest.uri) is not None
@@ -97,7 +109,7 @@ def test_the_record_holds_what_the_check_measured_and_how(cache, report):
     assert record["tier"] == "audited"
     assert (record["samples"], record["seed"], record["margin"]) == (4, 7, 0.45)  # samples: as sampled, not asked
     assert record["manifest_digest"] == serde.digest(report.manifest)
-    assert record["versions"] == nenyax_versions()
+    assert record["versions"] == {"nenyax-core": nenyax_versions()["nenyax-core"]}  # what measured it
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", record["checked"])
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no partial file left beside it
     cached = recall(report.manifest.uri)

@@ -341,3 +341,15 @@ def test_a_rollout_environment_whose_gold_answer_is_one_constant_is_not_audited(
     assert same.floor.probe.startswith("a constant answer")
     assert same.floor.score == 1.0
     assert same.tier is Tier.TRAINABLE
+
+
+def test_the_floor_is_measured_on_many_more_tasks_than_the_sample():
+    report = check("arith:add?size=400", samples=5, registry=_registry("nenyax.testing.fakes:ZeroHeavyArithAdapter"))
+    floor = report.floor
+    assert floor.probe == "a constant answer '0'"
+    assert (floor.tasks, floor.floor_tasks) == (5, 100)
+    assert 0.35 < floor.score < 0.65  # half the tasks ask 0 + 0; five tasks could have said 0.2 or 0.8
+    assert floor.score < floor.upper < floor.score + 0.15  # its 95% upper bound, over 100 tasks
+    assert floor.margin == pytest.approx(1.0 - floor.score)
+    evidence = next(r.evidence for r in report.results if r.id == "audited/reference-beats-floor")
+    assert f"over 100 tasks (at most {floor.upper:.2f}, 95% upper bound)" in evidence

@@ -16,6 +16,7 @@ from nenyax.core import Endpoint, InfraFailure, Status, UsageError
 from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.engine.sinks import read_trajectories
 from nenyax.core.models.openai_provider import OpenAIProvider
+from nenyax.core.models.recorder import call_seed
 from nenyax.testing.fakes import ArithEnvironment, ArithSession
 from nenyax.testing.model_server import FaultPlan, ScriptedModelServer
 
@@ -212,7 +213,9 @@ def test_endpoint_records_calls_in_the_trajectory():
     assert traj.policy.model == "scripted"
     [call] = traj.model_calls
     assert call.completion_token_ids == tuple(b"7")
-    assert call.params == {"temperature": 0.0}
+    # What was sent: the user's temperature, and the episode's own sampling seed (the server takes any field).
+    assert call.params == {"temperature": 0.0, "seed": call_seed("add/0/0:0:0", 1)}
+    assert call.requested_params == {}
     assert traj.steps[0].text == "7"
     assert [m["role"] for m in traj.messages] == ["user", "assistant"]
 

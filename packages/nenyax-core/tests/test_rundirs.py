@@ -96,8 +96,9 @@ def test_a_tally_in_any_order_gives_the_figures_worked_out_by_hand(env):
         assert (summary.episodes, summary.scored, summary.tasks, summary.samples) == (6, 6, 3, 2)
         assert summary.mean == pytest.approx(5 / 6)
         assert summary.stdev == pytest.approx(math.sqrt(1 / 6))
-        half = 1.959963984540054 * math.sqrt(1 / 6) / math.sqrt(6)
-        assert summary.ci95 == pytest.approx((5 / 6 - half, 5 / 6 + half))
+        # Pass/fail scores: the Wilson interval of 5 of 6 (as published calculators give it).
+        assert summary.ci95 == pytest.approx((0.43650, 0.96995), abs=1e-5)
+        assert summary.ci_method == "wilson"
         # pass@1: one task passed 1 of 2 (1/2), two passed both; pass@2: every task passed at least once.
         assert summary.pass_at_k == pytest.approx({"1": (0.5 + 1 + 1) / 3, "2": 1.0})
         assert summary.statuses == {s.value: (6 if s is Status.OK else 0) for s in Status}
@@ -221,7 +222,7 @@ def test_the_summary_is_written_and_read_by_serde_and_keeps_a_newer_version_s_fi
     write_summary(tmp_path, summary)
     data = orjson.loads((tmp_path / "summary.json").read_bytes())
     assert data == orjson.loads(serde.dumps(summary))
-    assert data["schema_version"] == "1.2"
+    assert data["schema_version"] == "1.3"
     assert read_summary(tmp_path) == summary
     (tmp_path / "summary.json").write_bytes(orjson.dumps({**data, "schema_version": "1.4", "cost": 2}))
     newer = read_summary(tmp_path)

@@ -93,13 +93,14 @@ def test_one_scored_episode_has_no_interval_and_none_has_no_mean(episodes):
     assert summarize([], wall_s=0.0).episodes_per_s is None
 
 
-def test_two_scores_give_the_sample_deviation_and_a_normal_interval(episodes):
+def test_two_scores_give_the_sample_deviation_and_a_wilson_interval(episodes):
     trajs = [episodes[0], attrs.evolve(episodes[1], judgment=Judgment(score=0.0, passed=False))]
     summary = summarize(trajs, samples=2)
     # Scores 1 and 0: mean 1/2, sample variance ((1/2)**2 * 2) / 1 = 1/2.
     assert summary.stdev == pytest.approx(math.sqrt(0.5))
-    half = 1.959963984540054 * math.sqrt(0.5) / math.sqrt(2)
-    assert summary.ci95 == pytest.approx((0.5 - half, 0.5 + half))
+    # The Wilson interval of 1 of 2 (the normal one would be [-0.48, 1.48], outside the score range).
+    assert summary.ci95 == pytest.approx((0.09453, 0.90547), abs=1e-5)
+    assert summary.ci_method == "wilson"
     assert summary.pass_at_k == pytest.approx({"1": 0.5, "2": 1.0})
 
 
@@ -134,3 +135,28 @@ def test_pass_at_k_edges():
     assert pass_at_k(3, 1, 3) == 1.0  # n - c < k: every k-subset holds the pass
     assert pass_at_k(4, 1, 1) == pytest.approx(0.25)
     assert pass_at_k(4, 2, 2) == pytest.approx(5 / 6)
+
+
+def _scored(episodes, scores):
+    return [attrs.evolve(episodes[0], judgment=Judgment(score=s, passed=None)) for s in scores]
+
+
+def test_an_interval_never_leaves_the_score_range(episodes):
+    # 2 of 40 passed, the case that read [-0.001, 0.002] with the normal approximation at 1 of 1000.
+    rare = summarize(_scored(episodes, [1.0] * 2 + [0.0] * 38))
+    assert rare.ci95 == pytest.approx((0.01382, 0.16504), abs=1e-5)
+    none = summarize(_scored(episodes, [0.0] * 40))
+    assert none.ci95[0] == 0.0
+    assert 0.08 < none.ci95[1] < 0.09  # 0 of 40 is still uncertain, and the interval says so
+    one_in_a_thousand = summarize(_scored(episodes, [1.0] + [0.0] * 999))
+    assert 0.0 <= one_in_a_thousand.ci95[0] < 0.001 < one_in_a_thousand.ci95[1]
+
+
+def test_graded_scores_get_a_seeded_bootstrap_inside_their_range(episodes):
+    scores = [0.0] * 30 + [0.25, 0.5, 0.02, 0.01]
+    first = summarize(_scored(episodes, scores))
+    assert first.ci_method == "bootstrap"
+    low, high = first.ci95
+    assert 0.0 <= low < first.mean < high <= 0.5
+    assert summarize(_scored(episodes, scores)).ci95 == first.ci95  # the same scores, the same interval
+    assert summarize(_scored(episodes, [0.3, 0.3])).ci95 == (0.3, 0.3)  # no spread, no width

@@ -92,6 +92,8 @@ class CallView:
     """None when neither token ids nor usage say."""
     completion_tokens: int | None
     duration_s: float
+    queued_s: float
+    """Of `duration_s`, the time the call waited to be served."""
     truncated: bool
     """The reply was cut off at its token limit (finish reason ``length``), not ended by the model."""
 
@@ -102,20 +104,23 @@ class CallView:
             prompt_tokens=_count(call.prompt_token_ids, call.usage.get("prompt_tokens")),
             completion_tokens=_count(call.completion_token_ids, call.usage.get("completion_tokens")),
             duration_s=call.duration_s,
+            queued_s=call.queued_s,
             truncated=call.finish_reason == "length",
         )
 
     @property
     def summary(self) -> str:
-        """``3 prompt / 77 completion tokens, 0.01 s`` (``?`` for a count nobody reported)."""
+        """``3 prompt / 77 completion tokens, 0.01 s`` (``?`` for a count nobody reported): the call's own
+        latency, and the time it waited to be served when it did."""
 
         def n(count: int | None) -> str:
             return "?" if count is None else str(count)
 
         cut = ", cut off at the token limit" if self.truncated else ""
+        waited = f" (+{self.queued_s:.2f} s queued)" if self.queued_s >= 0.005 else ""
         return (
             f"{n(self.prompt_tokens)} prompt / {n(self.completion_tokens)} completion tokens, "
-            f"{self.duration_s:.2f} s{cut}"
+            f"{self.duration_s - self.queued_s:.2f} s{waited}{cut}"
         )
 
 
@@ -170,6 +175,8 @@ class EpisodeView:
     system: str | None
     """The system prompt a text policy was given (once per episode), where there was one."""
     turns: tuple[TurnView, ...]
+    final: str | None
+    """Step mode: the observation the episode ended on, after its last step (None when not recorded)."""
     question: str | None
     """What the episode asked: the first observation when it is text, else the first user message."""
     answer: str | None
@@ -187,9 +194,26 @@ class EpisodeView:
     """Why there is no judgment, when there is none."""
     error: str | None
     seconds: float | None
+    """The episode's wall time."""
+    queued_s: float
+    """Of `seconds`, the time its model calls waited in queues (for an Endpoint slot, behind other episodes)."""
     calls: int
     completion_tokens: int
     """Over every call whose count is known."""
+
+    @property
+    def duration(self) -> str:
+        """``1.20 s`` or, when its calls waited, ``1.20 s own (81.70 s wall, 80.50 s queued)``."""
+        if self.seconds is None:
+            return "?"
+        if self.queued_s < 0.005:
+            return f"{self.seconds:.2f} s"
+        return f"{self.seconds - self.queued_s:.2f} s own ({self.seconds:.2f} s wall, {self.queued_s:.2f} s queued)"
+
+    @property
+    def own_seconds(self) -> float | None:
+        """The wall time less what the model calls waited in queues."""
+        return None if self.seconds is None else self.seconds - self.queued_s
 
     @property
     def answer_shown(self) -> str | None:
@@ -347,7 +371,9 @@ def episode_view(traj: Trajectory) -> EpisodeView:
         judge=judgment.judge if judgment is not None else "",
         no_score=None if judgment is not None else _NO_SCORE.get(traj.status, "the episode was not judged"),
         error=traj.error,
+        final=shown(traj.final_observation) if traj.final_observation is not None else None,
         seconds=traj.timing.seconds if traj.timing else None,
+        queued_s=sum(c.queued_s for c in traj.model_calls),
         calls=len(traj.model_calls),
         completion_tokens=sum(c for c in counts if c is not None),
     )

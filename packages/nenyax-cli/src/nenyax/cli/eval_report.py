@@ -19,7 +19,8 @@ def print_summary(summary: Summary, run_dir: Path, player: str) -> None:
     if summary.mean is None:
         lines.append("mean score  n/a (no episode was judged)")
     else:
-        ci = "" if summary.ci95 is None else f"  95% CI [{_f(summary.ci95[0])}, {_f(summary.ci95[1])}]"
+        method = f" {summary.ci_method}" if summary.ci_method else ""
+        ci = "" if summary.ci95 is None else f"  95% CI{method} [{_f(summary.ci95[0])}, {_f(summary.ci95[1])}]"
         lines.append(f"mean score  {_f(summary.mean)}{ci}  over {summary.scored} scored episode(s)")
     if summary.pass_at_k:
         at_k = "  ".join(f"pass@{k} {_f(v)}" for k, v in summary.pass_at_k.items())

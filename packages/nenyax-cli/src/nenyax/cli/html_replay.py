@@ -85,6 +85,9 @@ def _turns(view: EpisodeView) -> str:
         title += f" · reward {turn.reward:g}" if turn.reward is not None else ""
         title += f" · {turn.ended}" if turn.ended else ""
         parts.append(f'<section class="turn"><h2>{title}</h2>{"".join(body)}</section>')
+    if view.final is not None:
+        final = _block("observation", view.final)
+        parts.append(f'<section class="turn" id="final"><h2>the episode ended on</h2>{final}</section>')
     return "\n".join(parts)
 
 
@@ -112,7 +115,7 @@ def _status(view: EpisodeView) -> str:
 def render_html(traj: Trajectory) -> str:
     """The complete HTML document."""
     view = episode_view(traj)
-    seconds = f"{view.seconds:.2f} s" if view.seconds is not None else "?"
+    seconds = view.duration
     rows = [
         ("environment", f"{view.env_uri} ({view.mode} mode)"),
         ("task", f"{view.task_id} ({view.seed_text})"),

@@ -20,11 +20,17 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "eval_command",
         "Evaluate a model or policy on many tasks into a run directory.",
     ),
+    "export": ("nenyax.cli.commands.export", "export_command", "Export a run's trajectories as raw, SFT or DPO rows."),
     "list": ("nenyax.cli.commands.list_", "list_command", "List the environments each installed adapter can load."),
     "plugins": ("nenyax.cli.commands.plugins", "plugins_command", "List installed plugins by kind."),
     "try": ("nenyax.cli.commands.try_", "try_command", "Play one episode with a model and replay it."),
     "serve": ("nenyax.cli.commands.serve", "serve_command", "Serve a step-mode environment as an OpenEnv server."),
     "view": ("nenyax.cli.commands.view", "view_command", "Write an HTML page listing a run's episodes."),
+    "train": (
+        "nenyax.cli.commands.train",
+        "train_command",
+        "Improve a model with a learner, keeping each round only if held-out improves.",
+    ),
 }
 # `nenyax <kind>-check NAME`, one per kind with a conformance kit, from the kinds table.
 COMMANDS.update(

@@ -75,7 +75,10 @@ def _turn_title(turn: TurnView) -> str:
 
 def turns(view: EpisodeView) -> list[Panel]:
     """One panel per turn: observation, what the model was shown, its reply (with token counts) and the action."""
-    return [Panel(Group(*_turn_rows(turn)), title=_turn_title(turn), title_align="left") for turn in view.turns]
+    panels = [Panel(Group(*_turn_rows(turn)), title=_turn_title(turn), title_align="left") for turn in view.turns]
+    if view.final is not None:
+        panels.append(Panel(_text(view.final), title="the episode ended on", title_align="left"))
+    return panels
 
 
 def _verdict_rows(view: EpisodeView) -> list[Text]:
@@ -97,7 +100,7 @@ def _verdict_rows(view: EpisodeView) -> list[Text]:
 
 def _status_rows(view: EpisodeView) -> list[Text]:
     # Apart from the verdict, and labelled: "ok" says the episode ran to its end, not that it passed.
-    seconds = f"{view.seconds:.2f} s" if view.seconds is not None else "?"
+    seconds = view.duration
     calls = f"{view.calls} model call(s), {view.completion_tokens} completion tokens"
     rows = [
         Text("status ", style="bold") + Text(f"{view.status.value}: {view.status_meaning}"),
@@ -129,6 +132,8 @@ def _print_plain(console: Console, view: EpisodeView) -> None:
     if view.system is not None:
         sections.append(("system prompt", [_text(view.system)], "bold"))
     sections += [(_turn_title(turn), _turn_rows(turn), "bold") for turn in view.turns]
+    if view.final is not None:
+        sections.append(("the episode ended on", [_text(view.final)], "bold"))
     sections.append(("judgment", _verdict_rows(view), f"bold {_TONE_STYLE[view.tone]}"))
     sections.append(("episode", _status_rows(view), "bold"))
     for title, rows, style in sections:

@@ -172,7 +172,7 @@ def _row(index: int, traj: Trajectory, view: EpisodeView) -> dict[str, object]:
         "answer": answer,
         "tin": tokens_in,
         "tout": tokens_out,
-        "secs": view.seconds,
+        "secs": view.own_seconds,  # the episode's own time: what its calls waited behind others is left out
         "text": text.lower(),
     }
 
@@ -211,7 +211,8 @@ def render_run(trajectories: Iterable[Trajectory], *, title: str, summary: Summa
     options = "".join(f'<option value="{html.escape(str(s))}">{html.escape(str(s))}</option>' for s in statuses)
     facts = f"{len(rows)} episode(s)"
     if summary is not None and summary.mean is not None:
-        ci = f" (95% CI {summary.ci95[0]:.3f} to {summary.ci95[1]:.3f})" if summary.ci95 else ""
+        method = f" {summary.ci_method}" if summary.ci_method else ""
+        ci = f" (95% CI{method} {summary.ci95[0]:.3f} to {summary.ci95[1]:.3f})" if summary.ci95 else ""
         at_k = ", ".join(f"pass@{k} {v:.3f}" for k, v in summary.pass_at_k.items())
         facts += f" · mean score {summary.mean:.3f}{ci} · {at_k}"
     head = "".join(
@@ -227,7 +228,7 @@ def render_run(trajectories: Iterable[Trajectory], *, title: str, summary: Summa
             ("answer", "extracted answer"),
             ("tin", "tokens in"),
             ("tout", "tokens out"),
-            ("secs", "seconds"),
+            ("secs", "own s"),
         )
     )
     return (

@@ -78,6 +78,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("TrajectoryFile", "read_trajectories"), "nenyax.core.engine.sinks"),
     **dict.fromkeys(("Run", "RunConfig", "load_run", "new_run_dir"), "nenyax.core.engine.rundirs"),
     **dict.fromkeys(("Summary", "summarize"), "nenyax.core.engine.summary"),
+    **dict.fromkeys(("ExportResult", "export"), "nenyax.core.engine.export"),
     **dict.fromkeys(("EnvironmentSpec", "load"), "nenyax.core.engine.loader"),
     # tiers
     **dict.fromkeys(
@@ -154,6 +155,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     )
     from nenyax.core.contract.uri import EnvURI, parse_uri
     from nenyax.core.engine.environment import Environment, RolloutEnvironment, StepEnvironment, TaskEnvironment
+    from nenyax.core.engine.export import ExportResult, export
     from nenyax.core.engine.loader import EnvironmentSpec, load
     from nenyax.core.engine.native_loop import NativeEpisode, NativeResult
     from nenyax.core.engine.policies import (

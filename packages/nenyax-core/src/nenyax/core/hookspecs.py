@@ -194,9 +194,10 @@ def nenyax_register_learners() -> SpecResult:  # type: ignore[empty-body]
 def nenyax_register_exporters() -> SpecResult:  # type: ignore[empty-body]
     """Declare exporters: writers of row streams (``nenyax export --to NAME``).
 
-    The factory, ``factory(**options)``, returns a `nenyax.core.plugins.exporter.Exporter`:
-    ``open(destination, shape=)`` -> a ``RowWriter`` with ``write(row)`` and ``close()``. The rows
-    themselves (raw, SFT, DPO) are shaped once in `nenyax.core.contract.rows`.
+    The factory, ``factory(**options)``, returns a `nenyax.core.plugins.exporter.Exporter`: its
+    ``suffix`` names default destinations, ``open(destination, schema=)`` -> a ``RowWriter`` with
+    ``write_batch(rows)``, ``close()`` (the rows appear at the destination whole) and ``abort()``.
+    The rows themselves (raw, SFT, DPO) and their `RowSchema` are made once in `nenyax.core.contract.rows`.
     """
 
 
@@ -205,8 +206,13 @@ def nenyax_register_exporters() -> SpecResult:  # type: ignore[empty-body]
 
 @hookspec
 def nenyax_register_tracers() -> SpecResult:  # type: ignore[empty-body]
-    """Declare tracer presets that send core's OpenTelemetry GenAI spans to a backend.
+    """Declare tracer presets that send core's OpenTelemetry GenAI spans to a backend (``--trace NAME``).
 
-    The factory, ``factory(**options)``, returns a `nenyax.core.plugins.tracer.Tracer`: ``span_processors(settings)``
-    for core's own TracerProvider (core never touches the global one), ``flush`` and ``shutdown``.
+    Core emits the spans through ``opentelemetry-api`` only (`nenyax.core.engine.tracing.GenAISpans`) and
+    never sets the global provider. The factory, ``factory(**options)`` (no options: the preset reads its
+    endpoint and keys from environment variables), returns a `nenyax.core.plugins.tracer.Tracer`:
+    ``tracer_provider`` (an SDK ``TracerProvider`` configured for the backend, which the caller hands to
+    ``GenAISpans``), ``flush(timeout)`` and ``shutdown() -> TraceDelivery`` (spans sent and lost, never
+    raising). A preset whose key variable is unset raises a `UsageError` naming that variable; a key is
+    never written into a span or a resource attribute.
     """

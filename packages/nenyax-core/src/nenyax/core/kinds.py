@@ -110,12 +110,13 @@ KINDS: dict[str, Kind] = {
             "nenyax_register_exporters",
             "nenyax.core.plugins.exporter:Exporter",
             "writes a stream of rows (raw, SFT, DPO) to a destination",
+            kit="nenyax.testing.checks.exporter:EXPORTER_CHECKS",
         ),
         Kind(
             "tracer",
             "nenyax_register_tracers",
             "nenyax.core.plugins.tracer:Tracer",
-            "span processors that send core's OpenTelemetry GenAI spans to a backend",
+            "an OpenTelemetry SDK provider that sends core's GenAI spans to one backend over OTLP",
         ),
     )
 }

@@ -1,4 +1,4 @@
-"""Core's own entry-point module: the ``openai`` provider and the ``return`` judge, declared lazily like any plugin."""
+"""Core's own entry-point module: the openai provider, return judge, incontext learner and jsonl exporter."""
 
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 
@@ -22,4 +22,26 @@ def nenyax_register_judges() -> PluginSpec:
         name="return",
         factory="nenyax.core.engine.judges:ReturnJudge",
         summary="the undiscounted sum of step rewards (passed at the env's reward threshold)",
+    )
+
+
+@hookimpl
+def nenyax_register_learners() -> PluginSpec:
+    """Worked examples in the prompt: learning without weights, for any model."""
+    return PluginSpec(
+        kind="learner",
+        name="incontext",
+        factory="nenyax.core.engine.incontext:IncontextLearner",
+        summary="curates worked examples from the model's own best episodes into its prompt (no weights change)",
+    )
+
+
+@hookimpl
+def nenyax_register_exporters() -> PluginSpec:
+    """JSON Lines, with nothing to install."""
+    return PluginSpec(
+        kind="exporter",
+        name="jsonl",
+        factory="nenyax.core.engine.export_jsonl:JsonlExporter",
+        summary="JSON Lines (orjson): one row a line, TRL's conversational rows as they are",
     )

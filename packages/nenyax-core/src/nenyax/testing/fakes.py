@@ -1,6 +1,6 @@
 """In-memory reference implementations for tests: an ``arith`` adapter that passes every check,
 and deliberately broken variants, one flaw each, that prove the kit's checks can fail; a judge and
-a provider, sound and broken, for the checks every kind shares.
+a provider, sound and broken, for the checks every kind shares; a learner without a model.
 
 Why fakes, not a real adapter: nenyax-core and nenyax-cli are tested alone, and every real adapter
 depends on nenyax-core, so none can be installed in their tests (the real adapters are tested with
@@ -17,13 +17,14 @@ import os
 import random
 import string
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
 
 from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
-from nenyax.core.contract.trajectory import Judgment, PolicyInfo, Step
+from nenyax.core.contract.trajectory import Group, Judgment, PolicyInfo, Step
 from nenyax.core.contract.uri import EnvURI
 from nenyax.core.engine.environment import StepEnvironment
 from nenyax.core.engine.session import Session
@@ -498,3 +499,85 @@ async def slow_answer(observation: str) -> str:
             marks.write(f"{os.getpid()}\n")
     await asyncio.sleep(float(os.environ.get(SLEEP_S, "30")))
     return add_up(observation)
+
+
+class SkillPolicy:
+    """`SkillLearner`'s policy: the reference answer on tasks whose index mod 10 is below `skill`, else a wrong one;
+    an `InfraFailure` on the `broken` tasks."""
+
+    speaks_text = False
+
+    def __init__(self, skill: int, revision: str, broken: frozenset[str] = frozenset()) -> None:
+        self.skill, self.broken = skill, broken
+        self.info = PolicyInfo(kind="skill", name="skill", revision=revision)
+
+    async def act(self, turn: Any) -> Any:
+        task = turn.session.task_id
+        if task in self.broken:
+            msg = "the model server is down"
+            raise InfraFailure(msg)
+        if int(task.rsplit("/", 1)[1]) % 10 < self.skill:
+            return turn.session.reference_action()
+        return "wrong"
+
+
+class SkillLearner:
+    """A learner without a model, for the arith fake: each update adds `step` to its skill (0 to 10).
+
+    ``fail_on_round=N`` raises KeyboardInterrupt in the N-th update (a killed run); `broken` tasks meet an
+    outage in training episodes. It records the statuses each update saw (`seen`) and each restore.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        step: int = 3,
+        fail_on_round: int | None = None,
+        broken: Iterable[str] = (),
+    ) -> None:
+        self.skill, self.step, self.updates = 0, step, 0
+        self.fail_on_round, self.broken = fail_on_round, frozenset(broken)
+        self.seen: list[list[str]] = []
+        self.restored: list[str] = []
+
+    def policy(self) -> SkillPolicy:
+        return SkillPolicy(self.skill, f"skill-{self.skill}", self.broken)
+
+    def eval_policy(self) -> SkillPolicy:
+        return SkillPolicy(self.skill, f"skill-{self.skill}")  # held-out never meets the outage
+
+    def update(self, groups: Sequence[Group]) -> dict[str, float]:
+        self.updates += 1
+        if self.fail_on_round == self.updates:
+            raise KeyboardInterrupt  # the run is killed in this round's update
+        self.seen.append([t.status.value for g in groups for t in g.trajectories])
+        self.skill = max(0, min(10, self.skill + self.step))
+        return {"loss": 1.0 / self.updates}
+
+    def save(self, directory: Path) -> str:
+        (directory / "skill.json").write_text(json.dumps({"skill": self.skill}))
+        return str(directory)
+
+    def restore(self, revision: str) -> None:
+        self.restored.append(revision)
+        self.skill = json.loads((Path(revision) / "skill.json").read_text())["skill"]
+
+    def close(self) -> None:
+        pass
+
+
+class ZeroHeavyArithEnvironment(ArithEnvironment):
+    """Every even-numbered task asks 0 + 0: the constant answer '0' scores about 0.5 over many tasks."""
+
+    def operands(self, task: str) -> tuple[int, int]:
+        """0 and 0 for an even index, else the usual pair."""
+        return (0, 0) if int(task.rsplit("/", 1)[1]) % 2 == 0 else super().operands(task)
+
+
+class ZeroHeavyArithAdapter(ArithAdapter):
+    """Loads `ZeroHeavyArithEnvironment` (a floor that a small sample can misjudge)."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        env = super().load(uri, context)
+        return ZeroHeavyArithEnvironment(uri.raw, size=env.size, seed=env.seed)  # type: ignore[attr-defined]

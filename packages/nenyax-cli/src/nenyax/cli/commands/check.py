@@ -51,9 +51,11 @@ def render_report(report: TierReport) -> None:
     label = report.tier.label if report.tier is not Tier.NONE else "none (not even connectable)"
     if report.floor is not None:
         floor = report.floor
+        upper = floor.upper if floor.upper is not None else floor.score
         console.print(
-            f"Floor: {floor.probe} averages {floor.score:.2f} against the reference's {floor.reference:.2f} "
-            f"over {floor.tasks} tasks (margin {floor.margin:.2f}, {floor.required:.2f} required).",
+            f"Floor: {floor.probe} averages {floor.score:.2f} over {floor.floor_tasks} tasks (at most "
+            f"{upper:.2f}, 95% upper bound) against the reference's {floor.reference:.2f} over {floor.tasks} "
+            f"tasks (margin {floor.margin:.2f}, {floor.required:.2f} required).",
             markup=False,
             soft_wrap=True,  # one line when piped; a terminal wraps it itself
         )

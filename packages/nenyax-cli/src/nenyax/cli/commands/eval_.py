@@ -22,6 +22,7 @@ from nenyax.cli.params import (
 )
 from nenyax.cli.progress import bar, prepare_model, watching
 from nenyax.cli.run_config import COMMANDS_WITH_CONFIG, config_option, settings_to_options
+from nenyax.cli.traces import Traces, trace_option
 from nenyax.core import Endpoint, UsageError, load, serde
 from nenyax.core.contract.events import EpisodeEnded, Observer
 from nenyax.core.contract.trajectory import new_id
@@ -86,6 +87,7 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 @click.option("--resume", type=click.Path(file_okay=False, path_type=Path), help="Finish the run in this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or model-loading spinner.")
+@trace_option
 @click.pass_context
 def eval_command(ctx: click.Context, **opts: Any) -> None:
     """Evaluate a model or policy on many tasks of URI and record every episode in a run directory."""
@@ -95,6 +97,7 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
     # may pick another backend).
     backend: str = opts.pop("backend")
     workers: int | None = opts.pop("workers")
+    trace: str | None = opts.pop("trace")  # where spans go is no part of what the run measures: not in run.toml
     if workers is not None and backend != "process":
         msg = "--workers sizes the process backend; add --backend process."
         raise UsageError(msg)
@@ -109,6 +112,7 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
     if stored is not None:
         _same_run(settings, stored, resume)  # type: ignore[arg-type]
     player = _player(settings)
+    traces = Traces(trace)  # an unknown tracer or a missing key: refused before the run starts
     env = load(settings["uri"])
     try:
         ids = list(settings["task_ids"]) if "task_ids" in settings else env.task_ids(limit=settings.get("tasks"))
@@ -146,7 +150,7 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
         with JsonlSink(jsonl) as sink, bar("episodes", len(jobs), quiet) as advance:
             pol = as_policy(player)
             # No drawing per episode unless someone watches; the tally counts every episode either way.
-            progress = _Progress(tally, advance if watching(quiet) else None)
+            progress = [_Progress(tally, advance if watching(quiet) else None), *traces.observers]
             try:
                 run = _run_and_close(
                     env,
@@ -167,6 +171,7 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
         wall = time.perf_counter() - started
     finally:
         env.close()
+        traces.close()  # flushed; spans lost are said once, the run unchanged
     # Every episode in the file was tallied (those on disk before, those played now): it is not read again.
     summary = tally.summary(samples=samples, wall_s=wall, resumed=len(done))
     write_summary(out, summary)
@@ -200,7 +205,7 @@ async def _run_and_close(
     concurrency: int,
     sink: JsonlSink,
     timeout: Any,
-    progress: Observer,
+    progress: list[Any],
     *,
     backend: str,
     workers: int | None,
@@ -213,7 +218,7 @@ async def _run_and_close(
             concurrency=concurrency,
             sink=sink,
             timeout=timeout,
-            observers=[progress],
+            observers=progress,
             keep=False,
             backend=backend,
             workers=workers,

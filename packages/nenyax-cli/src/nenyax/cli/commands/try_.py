@@ -22,6 +22,7 @@ from nenyax.cli.params import (
 from nenyax.cli.paths import check_run_dir, check_writable
 from nenyax.cli.progress import prepare_model
 from nenyax.cli.run_config import config_option
+from nenyax.cli.traces import Traces, trace_option
 from nenyax.core import DEFAULT_MODEL, Endpoint, EpisodeInterrupted, Status, Trajectory, UsageError, load
 from nenyax.core.contract import serde
 from nenyax.core.contract.uri import MAX_SEED
@@ -65,6 +66,7 @@ from nenyax.core.engine.summary import summarize
     "or append it to PATH if PATH ends in .jsonl.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No spinner while the model loads.")
+@trace_option
 @click.pass_context
 def try_command(
     ctx: click.Context,
@@ -84,6 +86,7 @@ def try_command(
     as_json: bool,
     save: Path | None,
     quiet: bool,
+    trace: str | None,
 ) -> None:
     """Play one episode of URI and show it: turns, model text, rewards and the judgment."""
     if not uri:
@@ -115,6 +118,7 @@ def try_command(
         check_writable(html_path, "--html")
     if save is not None:
         (check_writable if save.suffix == ".jsonl" else check_run_dir)(save, "--save")
+    traces = Traces(trace)  # an unknown tracer or a missing key: refused before the episode
     env = load(uri)
     manifest = env.manifest
     started = time.perf_counter()
@@ -122,11 +126,12 @@ def try_command(
         with command_deadline(timeout):
             if isinstance(player, Endpoint):
                 prepare_model(player, quiet or as_json)  # its own wait, not the first call's latency
-            traj = env.rollout(player, task=task, seed=seed, timeout=timeout)
+            traj = env.rollout(player, task=task, seed=seed, timeout=timeout, observers=traces.observers)
     except EpisodeInterrupted as interrupt:
         traj = cast("Trajectory", interrupt.trajectory)  # Ctrl-C: what was played, status interrupted
     finally:
         env.close()
+        traces.close()  # flushed; spans lost are said once, the exit code unchanged
     written = []
     if save is not None and save.suffix == ".jsonl":
         with JsonlSink(save) as sink:

@@ -44,6 +44,10 @@ class ChatRequest:
     ``logit_bias``...). A provider honours them or refuses the request (`RequestRefused`), never drops one."""
     logprobs: bool = True
     """Ask for per-token logprobs (and token ids where the server can return them)."""
+    episode_seed: int | None = None
+    """A sampling seed the episode derived for this call (from its task, seed, sample and the call's place in
+    it, `EpisodeRecorder`): an `Endpoint` sends it as ``seed`` to a provider that takes one, unless the request
+    or the user already set a seed, so the same episode samples the same tokens again."""
 
 
 @attrs.frozen(kw_only=True)
@@ -59,6 +63,8 @@ class TextRequest:
     """Also score the prompt: the call's `ModelCall.prompt_logprobs` (what loglikelihood evaluations need)."""
     top_logprobs: int = 0
     """How many most likely alternatives to report per token (OpenAI's ``logprobs=N``)."""
+    episode_seed: int | None = None
+    """As `ChatRequest.episode_seed`."""
 
 
 @attrs.frozen(kw_only=True)

@@ -39,10 +39,10 @@ class SchemaVersion:
         raise ValueError(msg)
 
 
-SCHEMA_VERSION = SchemaVersion(1, 2)
+SCHEMA_VERSION = SchemaVersion(1, 3)
 """This layout. 1.1 added `Trajectory.sample` and `Trajectory.agent` (1.0 kept them in `info`); 1.2 added
 `ModelCall`'s `tokens`, `top_logprobs`, `requested_params`, `prompt` and `prompt_logprobs`, and
-`Trajectory.token_faithful`."""
+`Trajectory.token_faithful`; 1.3 added `ModelCall.queued_s` and `Trajectory.final_observation`."""
 
 
 class _ReadOnlyFields(dict[str, Any]):

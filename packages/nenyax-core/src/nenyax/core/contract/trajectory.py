@@ -154,6 +154,10 @@ class ModelCall(Record):
     duration_s: float = 0.0
     """Seconds the episode waited for the reply: retries, a wait for a free slot at the endpoint and a
     model still loading included (`Endpoint.prepare` keeps the load out)."""
+    queued_s: float = 0.0
+    """Of `duration_s`, the seconds the call waited before it was served: for a free slot of its Endpoint
+    (``max_concurrency``) and in its provider's queue (the embedded model serving other calls first).
+    ``duration_s - queued_s`` is the call's own latency."""
 
 
 @attrs.frozen(kw_only=True)
@@ -254,6 +258,9 @@ class Trajectory(Record):
     """Whether the model calls' token ids are what a learner may train on as they are: each completion's
     ids decode to its text and each prompt's ids extend the call before (`nenyax.core.contract.fidelity`).
     None: not known (no token ids, or no tokenizer to decode them). Exporters and learners may refuse False."""
+    final_observation: Any = None
+    """Step mode: the (JSON-able) observation the episode ended on, after its last step (each `Step` holds the
+    observation its action was chosen from); None in other modes, or when the episode took no step."""
     info: dict[str, Any] = attrs.field(factory=dict)
     """The environment's own facts about the episode (JSON-able): a harness's logs, a sandbox image
     digest... Nothing of Nenyax's goes here: what tools rely on has a field of its own."""

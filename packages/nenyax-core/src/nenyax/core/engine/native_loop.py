@@ -219,6 +219,7 @@ async def run_native_episode(
     if env.manifest.mode is Mode.TASK:
         agent = _BUILTIN_AGENTS.get(type(pol), "model")
     rng_seed = f"{task}:{seed}:{sample}"
+    recorder.sampling_seed = rng_seed  # a model's sampling is seeded from the episode too
     model = pol.model if isinstance(pol, Endpoint) else "nenyax"
     status, error, judgment, result = Status.OK, None, None, None
     answer = responder(env, pol, task, rng_seed, recorder)

@@ -53,6 +53,7 @@ class _Episode:
     messages: list[dict[str, Any]] = attrs.Factory(list)
     status: Status = Status.OK
     error: str | None = None
+    final_observation: Any = None
 
     def fail(self, status: Status, exc: BaseException | str) -> None:
         self.status = status
@@ -277,6 +278,11 @@ async def _play(
             episode.fail(Status.ENV_ERROR, exc)
             return
         add(step if text is None else attrs.evolve(step, text=text))
+    if steps:
+        # What the last step led to (each step holds the observation it was chosen from); an adapter that
+        # cannot show it loses only this, never the episode.
+        with contextlib.suppress(Exception):
+            episode.final_observation = session.recorded_observation(session.observation)
 
 
 def _judge(session: Session, episode: _Episode) -> Judgment | None:
@@ -342,6 +348,7 @@ async def run_step_episode(
             episode.fail(Status.ENV_ERROR, exc)
     if session is not None:
         rng_seed = f"{session.task_id}:{session.seed}:{sample}"
+        episode.recorder.sampling_seed = rng_seed  # a model's sampling is seeded from the episode too
         capabilities = env.manifest.capabilities
         max_turns = capabilities.max_turns or DEFAULT_MAX_TURNS
         tools = capabilities.tools
@@ -378,6 +385,7 @@ async def run_step_episode(
         model_calls=tuple(episode.recorder.model_calls),
         tool_calls=tuple(episode.recorder.tool_calls),
         messages=tuple(episode.messages),
+        final_observation=episode.final_observation,
         timing=Timing(started=started, ended=time.time()),
         error=episode.error,
         group_id=group_id,

@@ -7,8 +7,9 @@ environment or verifier failure, or a timeout, is counted under its status and n
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import attrs
 
@@ -31,6 +32,47 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         return 1.0
     # The product form avoids huge binomials: C(n-c, k) / C(n, k) = prod_{i=n-c+1}^{n} (1 - k / i).
     return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
+
+
+BOOTSTRAP_RESAMPLES = 2000
+"""Resamples of a graded run's bootstrap interval (fewer past `BOOTSTRAP_MAX_WORK` scores x resamples)."""
+BOOTSTRAP_MAX_WORK = 2_000_000
+NORMAL_FROM = 20_000
+"""Past this many graded scores the normal approximation is used (clipped to the scores' range)."""
+
+
+def wilson(successes: int, n: int) -> tuple[float, float]:
+    """The Wilson score interval (95%) of a proportion: inside [0, 1] always, sound at 0 of n and n of n."""
+    p = successes / n
+    z2 = Z_95 * Z_95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z_95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def interval(scores: Sequence[float]) -> tuple[tuple[float, float] | None, str | None]:
+    """The 95% interval of the mean of `scores` and the method that made it; (None, None) under 2 scores.
+
+    Pass/fail scores (every one 0 or 1): the Wilson interval. Graded scores: a percentile bootstrap of the
+    mean, seeded (the same scores always give the same interval); past `NORMAL_FROM` scores the normal
+    approximation, clipped to the scores' range. Every method stays inside the range the scores span, so
+    inside the environment's declared score range.
+    """
+    n = len(scores)
+    if n < 2:
+        return None, None
+    if all(s in (0.0, 1.0) for s in scores):
+        return wilson(sum(1 for s in scores if s == 1.0), n), "wilson"
+    low, high = min(scores), max(scores)
+    mean = math.fsum(scores) / n
+    if n > NORMAL_FROM:
+        stdev = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / (n - 1))
+        half = Z_95 * stdev / math.sqrt(n)
+        return (max(low, mean - half), min(high, mean + half)), "normal"
+    rng = random.Random(0)
+    resamples = max(200, min(BOOTSTRAP_RESAMPLES, BOOTSTRAP_MAX_WORK // n))
+    means = sorted(math.fsum(rng.choices(scores, k=n)) / n for _ in range(resamples))
+    return (means[int(0.025 * (resamples - 1))], means[math.ceil(0.975 * (resamples - 1))]), "bootstrap"
 
 
 def passed(traj: Trajectory, threshold: float) -> bool:
@@ -68,7 +110,7 @@ class Summary(Record):
     mean: float | None
     """Mean score of the scored episodes (None when none was scored)."""
     ci95: tuple[float, float] | None
-    """95% confidence interval of the mean (normal approximation; None with fewer than 2 scored)."""
+    """95% confidence interval of the mean (`ci_method` says how; None with fewer than 2 scored)."""
     stdev: float | None
     """Sample standard deviation of the scores."""
     pass_threshold: float
@@ -89,6 +131,9 @@ class Summary(Record):
     """Episodes that invocation played, per second of `wall_s`."""
     resumed: int = 0
     """Episodes already recorded when the finishing invocation started (0 unless it was ``--resume``)."""
+    ci_method: str | None = None
+    """How `ci95` was made (`interval`): ``wilson`` (pass/fail scores), ``bootstrap`` (graded), ``normal``
+    (many graded scores); None without an interval. Summaries before 1.3 used the normal approximation."""
     schema_version: SchemaVersion = SCHEMA_VERSION
     """Layout version of the persisted record (summaries written before 1.1 had none)."""
 
@@ -124,11 +169,10 @@ class Tally:
         """The `Summary` of every episode added; `resumed` of them were recorded before `wall_s` began."""
         scores = self.scores
         mean = math.fsum(scores) / len(scores) if scores else None
-        stdev = ci = None
+        stdev = None
         if mean is not None and len(scores) >= 2:
             stdev = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / (len(scores) - 1))
-            half = Z_95 * stdev / math.sqrt(len(scores))
-            ci = (mean - half, mean + half)
+        ci, method = interval(scores)
         at_k: dict[str, float] = {}
         for k in range(1, samples + 1):
             values = [pass_at_k(len(r), sum(r), k) for r in self.per_task.values() if len(r) >= k]
@@ -139,6 +183,7 @@ class Tally:
             scored=len(scores),
             mean=mean,
             ci95=ci,
+            ci_method=method,
             stdev=stdev,
             pass_threshold=self.threshold,
             pass_at_k=at_k,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 import weakref
@@ -206,16 +207,28 @@ class Endpoint:
             gate = self._gates[loop] = asyncio.Semaphore(self.max_concurrency)
         return gate
 
+    @contextlib.asynccontextmanager
+    async def _slot(self) -> AsyncIterator[float]:
+        """Hold one of the `max_concurrency` slots; yields the seconds spent waiting for it."""
+        asked = time.perf_counter()
+        async with self._gate():
+            yield time.perf_counter() - asked
+
     async def complete(self, messages: list[dict[str, Any]], tools: tuple[dict[str, Any], ...] = ()) -> ModelCall:
         """Send one request with this endpoint's model and sampling parameters."""
         return await self.send(ChatRequest(model=self.model, messages=tuple(messages), tools=tools))
 
-    def _sent(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _sent(self, params: dict[str, Any], episode_seed: int | None = None) -> dict[str, Any]:
         """The parameters sent for a caller's `params`: the user's explicit ones win over the caller's (a
         native loop's own temperature does not override ``Endpoint(..., temperature=0.9)``), the caller's
-        win over the endpoint's `defaults`. A field the provider cannot honour is refused here, in one sentence."""
+        win over the endpoint's `defaults`. A field the provider cannot honour is refused here, in one sentence.
+
+        With no seed among them, the episode's seed for this call (`ChatRequest.episode_seed`) is sent as
+        ``seed`` to a provider that takes one (it honours ``seed``, or forwards every field to its server)."""
         sent = {**self.defaults, **params, **self.params}
         honours = getattr(self.provider, "honours", None)
+        if episode_seed is not None and "seed" not in sent and (honours is None or "seed" in honours):
+            sent["seed"] = episode_seed
         if honours is not None:
             refused = sorted(set(sent) - set(honours))
             if refused:
@@ -230,10 +243,10 @@ class Endpoint:
         """Send `request` as this endpoint's model (parameters as `_sent` says); the call records both
         what was asked (`ModelCall.requested_params`) and what was sent (`ModelCall.params`)."""
         asked = dict(request.params)
-        request = attrs.evolve(request, model=self.model, params=self._sent(asked))
-        async with self._gate():
+        request = attrs.evolve(request, model=self.model, params=self._sent(asked, request.episode_seed))
+        async with self._slot() as waited:
             call = await self.provider.complete(request)
-        return attrs.evolve(call, requested_params=asked)
+        return attrs.evolve(call, requested_params=asked, queued_s=call.queued_s + waited)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Delta | ModelCall]:
         """`send`, as the reply is produced: `Delta` pieces, then the recorded call last.
@@ -241,16 +254,18 @@ class Endpoint:
         A provider that cannot stream answers in one piece (the whole reply, then the call).
         """
         asked = dict(request.params)
-        request = attrs.evolve(request, model=self.model, params=self._sent(asked))
+        request = attrs.evolve(request, model=self.model, params=self._sent(asked, request.episode_seed))
         stream = getattr(self.provider, "stream", None)
-        async with self._gate():
+        async with self._slot() as waited:
             if stream is None:
                 call = await self.provider.complete(request)
                 yield Delta(text=str(call.response.get("content") or ""), tool_calls=())
-                yield attrs.evolve(call, requested_params=asked)
+                yield attrs.evolve(call, requested_params=asked, queued_s=call.queued_s + waited)
                 return
             async for item in stream(request):
-                yield attrs.evolve(item, requested_params=asked) if isinstance(item, ModelCall) else item
+                if isinstance(item, ModelCall):
+                    item = attrs.evolve(item, requested_params=asked, queued_s=item.queued_s + waited)
+                yield item
 
     async def complete_text(self, request: TextRequest) -> ModelCall:
         """A raw text completion (no chat template) as this endpoint's model, if its provider has them."""
@@ -259,10 +274,10 @@ class Endpoint:
             msg = f"The {self.provider_name!r} provider serves chat only: it cannot continue a raw text prompt."
             raise RequestRefused(msg)
         asked = dict(request.params)
-        request = attrs.evolve(request, model=self.model, params=self._sent(asked))
-        async with self._gate():
+        request = attrs.evolve(request, model=self.model, params=self._sent(asked, request.episode_seed))
+        async with self._slot() as waited:
             call: ModelCall = await complete_text(request)
-        return attrs.evolve(call, requested_params=asked)
+        return attrs.evolve(call, requested_params=asked, queued_s=call.queued_s + waited)
 
     def detokenize(self, token_ids: Sequence[int]) -> str | None:
         """The text of `token_ids` as the model's tokenizer decodes them (None when the provider cannot say)."""

@@ -12,6 +12,7 @@ the ``tool`` messages that answer them (`answered_in`).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -43,10 +44,17 @@ class _Asked:
     model_call_id: str
 
 
+def call_seed(identity: str, number: int) -> int:
+    """The sampling seed of the `number`-th call (from 1) of the episode `identity`: a 63-bit integer, the
+    same in every process (a digest, not Python's salted ``hash``)."""
+    digest = hashlib.sha256(f"{identity}/{number}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
 class EpisodeRecorder:
     """The record of one episode in progress (see the module docstring)."""
 
-    __slots__ = ("_asked", "id", "model_calls", "observers", "tool_calls")
+    __slots__ = ("_asked", "_calls_started", "id", "model_calls", "observers", "sampling_seed", "tool_calls")
 
     def __init__(self, observers: Observers = NO_OBSERVERS, *, id: str | None = None) -> None:
         """A fresh trajectory id (or `id`), publishing to `observers`."""
@@ -56,6 +64,9 @@ class EpisodeRecorder:
         self.model_calls: list[ModelCall] = []
         self.tool_calls: list[ToolCall] = []
         self._asked: dict[str, _Asked] = {}
+        self.sampling_seed: str | None = None
+        """The episode's identity (task, seed, sample) its calls' sampling seeds derive from; None: unseeded."""
+        self._calls_started = 0
 
     async def model_call(self, request: ChatRequest | TextRequest, send: Send) -> ModelCall:
         """Send `request` with `send`, and record the call it returns (its id, start and duration stamped here).
@@ -65,6 +76,9 @@ class EpisodeRecorder:
         call_id = new_id()
         started = time.time()
         clock = time.perf_counter()
+        self._calls_started += 1
+        if self.sampling_seed is not None and request.episode_seed is None:
+            request = attrs.evolve(request, episode_seed=call_seed(self.sampling_seed, self._calls_started))
         if self._asked:
             self.answered_in(getattr(request, "messages", ()), started)
         observers = self.observers

@@ -3,9 +3,11 @@
 One small JSON file per environment under ``$NENYAX_CHECKS_DIR``, else ``<cache>/checks/``. Only a
 check at least as strict as the default (``--samples`` and ``--margin`` no lower) is kept: a weaker
 one is no evidence for the listing. A check whose environment no longer loads forgets the old tier.
-A result is shown only while the nenyax distributions that measured it are the ones installed: a tier
-measured by other code is not evidence about this code, so it reads as stale rather than as a tier.
-(The format library's own version is recorded with the manifest digest, not compared.)
+A result is shown only while the nenyax distributions that measured it (nenyax-core and the adapter's
+distribution) are installed at the versions that measured it: a tier measured by other code is not
+evidence about this code, so it reads as stale rather than as a tier. Installing another, unrelated
+distribution changes nothing. (The format library's own version is recorded with the manifest digest,
+not compared.)
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.engine.cache import cache_root
 from nenyax.core.engine.rundirs import nenyax_versions
+from nenyax.core.errors import NenyaxError
+from nenyax.core.plugins.registry import default_registry
 from nenyax.core.tiers.checks import DEFAULT_MARGIN
 from nenyax.core.tiers.measure import DEFAULT_SAMPLES
 from nenyax.core.tiers.report import TierReport
@@ -78,7 +82,7 @@ def remember(report: TierReport, *, samples: int = DEFAULT_SAMPLES, margin: floa
         "seed": report.seed,
         "margin": margin,
         "manifest_digest": serde.digest(report.manifest),
-        "versions": nenyax_versions(),
+        "versions": _used_versions(report.uri),
     }
     target = _path(report.manifest.uri)
     try:
@@ -89,6 +93,22 @@ def remember(report: TierReport, *, samples: int = DEFAULT_SAMPLES, margin: floa
     except OSError:
         return None
     return target
+
+
+def _used_versions(uri: str) -> dict[str, str]:
+    """The versions of the nenyax distributions a check of `uri` ran: core, and its adapter's distribution."""
+    installed = nenyax_versions()
+    used = {"nenyax-core"}
+    with contextlib.suppress(NenyaxError):  # an adapter that no longer resolves: core's version alone
+        distribution = default_registry().get("adapter", uri.partition(":")[0]).distribution
+        if distribution:
+            used.add(distribution)
+    return {name: version for name, version in installed.items() if name in used}
+
+
+def _current(recorded: dict[str, str], installed: dict[str, str]) -> bool:
+    """Every distribution that measured it is installed at the same version (others may come and go)."""
+    return bool(recorded) and all(installed.get(name) == version for name, version in recorded.items())
 
 
 def recall(uri: str, versions: dict[str, str] | None = None) -> CachedTier | None:
@@ -102,7 +122,9 @@ def recall(uri: str, versions: dict[str, str] | None = None) -> CachedTier | Non
             checked=str(record["checked"]),
             samples=int(record["samples"]),
             seed=int(record["seed"]),
-            current=record.get("versions") == (versions if versions is not None else nenyax_versions()),
+            current=_current(
+                dict(record.get("versions") or {}), versions if versions is not None else nenyax_versions()
+            ),
         )
     except (OSError, ValueError, KeyError, TypeError, StopIteration):
         return None

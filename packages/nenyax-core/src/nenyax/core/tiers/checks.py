@@ -26,6 +26,7 @@ from nenyax.core.engine.environment import Environment, StepEnvironment
 from nenyax.core.engine.loader import load
 from nenyax.core.engine.policies import CallablePolicy
 from nenyax.core.engine.sinks import JsonlSink, read_trajectories
+from nenyax.core.engine.summary import interval
 from nenyax.core.errors import InfraFailure, UsageError, with_article
 from nenyax.core.plugins.registry import Registry
 from nenyax.core.tiers.elsewhere import other_hash_seed, replay_elsewhere
@@ -49,6 +50,9 @@ FRESH_PROCESS_TASKS = 5
 """Sampled tasks replayed in the fresh interpreter (hash-dependent generation need not show on every task)."""
 MAX_LISTED_TASKS = 10_000
 """Tasks sampled from (the first this many task ids; more are listed as "at least")."""
+FLOOR_TASKS = 100
+"""Step mode: the tasks the floor's cheap policies play (an episode of a constant costs microseconds), many
+more than the reference's sample, so the floor is not flattered by the luck of a small sample."""
 
 DEFAULT_MARGIN = 0.3
 """How far, by default, the reference's mean score must be above the floor (the best cheap policy's)."""
@@ -68,6 +72,8 @@ class Context:
     margin: float = DEFAULT_MARGIN
     env: Environment | None = None
     tasks: list[str] = attrs.Factory(list)
+    floor_tasks: list[str] = attrs.Factory(list)
+    """The sampled tasks, then more drawn from the listed ones, up to `FLOOR_TASKS` (step mode's floor)."""
     task_count: int = 0
     cache: dict[str, list[Trajectory]] = attrs.Factory(dict)
     floor: Floor | None = None
@@ -132,6 +138,9 @@ async def _manifest_valid(ctx: Context) -> str:
     ids = env.task_ids(limit=MAX_LISTED_TASKS)
     ctx.task_count = len(ids)
     ctx.tasks = random.Random(ctx.seed).sample(ids, min(ctx.samples, len(ids)))
+    sampled = set(ctx.tasks)
+    more = [i for i in random.Random(f"floor:{ctx.seed}").sample(ids, min(FLOOR_TASKS, len(ids))) if i not in sampled]
+    ctx.floor_tasks = [*ctx.tasks, *more][: max(FLOOR_TASKS, len(ctx.tasks))]
     again = serde.loads(serde.dumps(manifest), Manifest)
     if again != manifest:
         raise Fail("The manifest does not survive a JSON round trip unchanged.")
@@ -470,10 +479,12 @@ async def _reference_beats_floor(ctx: Context) -> str:
     tasks = ctx.need_tasks()
     refs = [_score(await ctx.play("reference", task), "reference") for task in tasks]
     reference = _mean(refs)
-    best_name, best = "", -math.inf
+    # Step mode's cheap policies play many more tasks; a native loop's or a harness's episode costs too much.
+    floor_tasks = ctx.floor_tasks or tasks if isinstance(env, StepEnvironment) else tasks
+    best_name, best, upper = "", -math.inf, -math.inf  # upper: the 95% upper bound of the best floor
     for name, policy in await _probes(ctx, env):
         scores = []
-        for task in tasks:
+        for task in floor_tasks:
             traj = await ctx.play(policy, task, key=name)
             if traj.status is Status.VERIFIER_ERROR:
                 raise Fail(f"The verifier crashed on {name} for {task} instead of scoring it: {traj.error}")
@@ -482,21 +493,35 @@ async def _reference_beats_floor(ctx: Context) -> str:
                 traj.judgment.score if traj.status is Status.POLICY_ERROR and traj.judgment else _score(traj, name)
             )
         if _mean(scores) > best:
+            bounds, _method = interval(scores)
             best_name, best = name, _mean(scores)
+            upper = bounds[1] if bounds is not None else best
     if best_name == "":
         raise Skip("The environment offers no cheap policy (null, random or constant) to measure a floor with.")
     # A margin is a share of the score range where the environment declares one; otherwise raw score units.
+    # It is measured from the floor's mean over its (many) tasks; the floor's 95% upper bound is reported
+    # beside it, so a reader sees how far the floor might really reach.
     score_range = env.manifest.score_range
     width = score_range[1] - score_range[0] if score_range and score_range[1] > score_range[0] else 1.0
     margin = (reference - best) / width
     ctx.floor = Floor(
-        probe=best_name, score=best, reference=reference, margin=margin, required=ctx.margin, tasks=len(tasks)
+        probe=best_name,
+        score=best,
+        reference=reference,
+        margin=margin,
+        required=ctx.margin,
+        tasks=len(tasks),
+        upper=upper,
+        floor_tasks=len(floor_tasks),
     )
-    over = f"over {len(tasks)} of {_count(ctx)} tasks"
-    said = f"{best_name} averages {best:.2f} against the reference's {reference:.2f} {over}"
+    said = (
+        f"{best_name}, averaging {best:.2f} over {len(floor_tasks)} tasks (at most {upper:.2f}, 95% upper bound), "
+        f"against the reference's {reference:.2f} over {len(tasks)} of {_count(ctx)} tasks"
+    )
     units = "" if score_range else " (in raw score units: the environment declares no score range)"
     if margin < ctx.margin:
-        raise Fail(f"Not discriminating: {said}, a margin of {margin:.2f}{units} where {ctx.margin:.2f} is required.")
+        required = f"{ctx.margin:.2f} is required"
+        raise Fail(f"Not discriminating: the floor is {said}, a margin of {margin:.2f}{units} where {required}.")
     return f"The floor is {said}: a margin of {margin:.2f}{units} ({ctx.margin:.2f} required)."
 
 

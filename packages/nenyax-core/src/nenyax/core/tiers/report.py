@@ -47,7 +47,12 @@ class Floor(Record):
     required: float
     """The margin `audited` asks for."""
     tasks: int
-    """How many tasks were sampled."""
+    """How many tasks were sampled (the reference's)."""
+    upper: float | None = None
+    """The 95% upper bound of the floor's mean (`nenyax.core.engine.summary.interval`), reported beside the
+    margin; None in reports before 1.3."""
+    floor_tasks: int = 0
+    """How many tasks the cheap policies played (step mode: up to `FLOOR_TASKS`, beyond the sampled ones)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -45,6 +45,8 @@ class Completion:
     """Per sampled token, its most likely alternatives (token id, logprob), when asked for."""
     prompt_scores: tuple[tuple[float, tuple[tuple[int, float], ...]], ...] | None = None
     """An echoed prompt: per token after the first, its logprob and most likely alternatives."""
+    queued_s: float = 0.0
+    """Seconds the request waited in the queue before the worker began serving it (its batch's start)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -73,6 +75,7 @@ class _Job:
     extras: Extras = NO_EXTRAS
     future: concurrent.futures.Future[Completion] = attrs.Factory(concurrent.futures.Future)
     abandoned: threading.Event = attrs.Factory(threading.Event)
+    submitted: float = attrs.Factory(time.perf_counter)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -232,6 +235,8 @@ class Engine:
     def _serve(self, jobs: list[_Job]) -> None:
         if not jobs:
             return
+        serving = time.perf_counter()
+        queued = {id(job): serving - job.submitted for job in jobs}
         try:
             self.load()
         except NenyaxError as exc:
@@ -247,7 +252,7 @@ class Engine:
                     found = score_prompt(self.model, row.prompt_ids, job.extras.top_logprobs)
                     scores[id(job)] = tuple((lp, tuple(alts)) for lp, alts in found)
                 if not job.extras.generate:
-                    job.future.set_result(self._completion(row, scores.get(id(job))))
+                    job.future.set_result(self._completion(row, scores.get(id(job)), queued[id(job)]))
                     continue
                 ready.append((job, row))
             except NenyaxError as exc:
@@ -274,12 +279,13 @@ class Engine:
                 job.future.set_exception(failure)
             return
         for job, seq in ready:
-            job.future.set_result(self._completion(seq, scores.get(id(job))))
+            job.future.set_result(self._completion(seq, scores.get(id(job)), queued[id(job)]))
 
     def _completion(
-        self, seq: Row, scores: tuple[tuple[float, tuple[tuple[int, float], ...]], ...] | None
+        self, seq: Row, scores: tuple[tuple[float, tuple[tuple[int, float], ...]], ...] | None, queued_s: float
     ) -> Completion:
         return Completion(
+            queued_s=queued_s,
             prompt_ids=tuple(seq.prompt_ids),
             completion_ids=tuple(seq.completion),
             logprobs=tuple(seq.logprobs),

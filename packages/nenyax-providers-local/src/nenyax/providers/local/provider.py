@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -134,12 +135,15 @@ class LocalProvider:
 
     async def _run(self, engine: Engine, request: Any, sampling: Sampling, extras: Extras) -> Completion:
         """Submit one request and wait for it off the event loop (a model still loading is waited for)."""
+        loading = time.perf_counter()
         if engine.model is None:
             await asyncio.to_thread(engine.load)
+        loaded = time.perf_counter() - loading  # waited before it could even queue: not the call's own time
         messages = getattr(request, "messages", ())
         future = engine.submit(messages, _offered(request), sampling, extras)
         try:
-            return await asyncio.wrap_future(future)
+            done = await asyncio.wrap_future(future)
+            return attrs.evolve(done, queued_s=done.queued_s + loaded)
         except asyncio.CancelledError:  # a timeout or Ctrl-C: the decode loop stops at its next token
             engine.abandon(future)
             raise
@@ -185,6 +189,7 @@ class LocalProvider:
             usage={"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
             fingerprint=engine.revision,
             chat_template_hash=engine.chat_template_hash,
+            queued_s=done.queued_s,
         )
 
     async def complete(self, request: ChatRequest) -> ModelCall:
