@@ -29,6 +29,7 @@ nox.options.sessions = [
     "podman",
     "hud",
     "phoenix",
+    "plugin-kits",
     "integration",
     "wheels",
 ]
@@ -349,6 +350,10 @@ def wheels(session: nox.Session) -> None:
     venv, _ = bare_venv("quickstart", *QUICKSTART)
     nenyax = str(venv / "bin" / "nenyax")
     session.run(nenyax, "plugins", "--json", env=_env(session), external=True)
+    # The scaffold's templates are package data of the CLI's wheel: every kind renders from it.
+    for kind in ("adapter", "provider", "judge", "sandbox", "learner", "exporter", "tracer"):
+        folder = str(venv / "scaffolds" / kind)
+        session.run(nenyax, "new-plugin", kind, "acme", "--dir", folder, env=_env(session), external=True, silent=True)
     session.run(
         nenyax, "check", "reasoning_gym:basic_arithmetic", "--require", "audited", env=_env(session), external=True
     )
@@ -554,4 +559,110 @@ def phoenix(session: nox.Session) -> None:
     env = _env(session, **_server_venvs(session, [package]))
     session.chdir(PACKAGES[package])
     session.run(*PYTEST, "--durations=5", *session.posargs, env=env)
+    _release_on_ci(session)
+
+
+# What `plugin-kits` does with each kind's scaffold once its kit passed: uses it by name, as a user would. Each
+# entry is a script run in the session's virtualenv (`nenyax` is its CLI; `acme_env:reverse` is an environment
+# from another scaffold, `tmp` a folder of the script's own); it fails on an exception or an assert.
+_USE_BY_NAME = {
+    "adapter": """
+check = nenyax("check", "acme:reverse", "--json", "--require", "audited")
+assert check["tier"] == "audited", check["tier"]
+""",
+    "provider": """
+played = nenyax("try", "acme_env:reverse", "--model", "acme:echo", "--json")
+assert played["status"] == "ok" and played["policy"]["provider"] == "acme", played["policy"]
+assert played["model_calls"][0]["response"]["content"].startswith("Spell the word"), played["model_calls"][0]
+check = nenyax("check", "acme_env:reverse", "--model", "acme:echo", "--json", "--samples", "2")
+assert [r["outcome"] for r in check["model_results"]] == ["passed"], check["model_results"]
+""",
+    "judge": """
+from nenyax.core import default_registry
+from nenyax.core.plugins.interfaces import create
+judge = create(default_registry(), "judge", "acme", needs=("answer",))
+assert judge.judge(" Paris", "paris").passed and not judge.judge("Lyon", "paris").passed
+""",
+    "sandbox": """
+import asyncio
+from nenyax.core import SandboxSpec, create_sandbox
+async def play():
+    backend = create_sandbox("acme")
+    image = await backend.build(SandboxSpec(image="host", workdir="/workspace"))
+    async with await backend.start(image) as box:
+        return await box.exec("echo hi > note.txt && cat note.txt && pwd", timeout=30)
+done = asyncio.run(play())
+assert done.ok and done.stdout.split() == ["hi", "/workspace"], done
+""",
+    "learner": """
+nenyax("train", "acme_env:reverse", "--learner", "acme", "--rounds", "1", "--group-size", "2",
+       "--tasks-per-round", "2", "--heldout", "2", "--out", str(tmp / "train"), "--quiet")
+assert (tmp / "train" / "checkpoints").is_dir() and any((tmp / "train" / "checkpoints").rglob("memory.json"))
+""",
+    "exporter": """
+import json
+nenyax("eval", "acme_env:reverse", "--policy", "reference", "--tasks", "3", "--out", str(tmp / "run"), "--json")
+nenyax("export", str(tmp / "run"), "--to", "acme", "--rows", "raw", "--out", str(tmp / "raw.json"), "--json")
+assert len(json.loads((tmp / "raw.json").read_text())) == 3
+""",
+    "tracer": """
+import os
+from nenyax.testing.collector import Collector
+with Collector() as collector:
+    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = collector.url
+    nenyax("eval", "acme_env:reverse", "--policy", "reference", "--tasks", "2", "--trace", "acme",
+           "--out", str(tmp / "traced"), "--json")
+    assert collector.holds("invoke_agent"), [r.path for r in collector.requests]
+""",
+}
+_USE_PRELUDE = """
+import json, subprocess, sys, tempfile
+from pathlib import Path
+tmp = Path(tempfile.mkdtemp(prefix="nenyax-use-"))
+def nenyax(*args):
+    done = subprocess.run([str(Path(sys.executable).with_name("nenyax")), *args], capture_output=True, text=True)
+    assert done.returncode == 0, f"nenyax {' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}"
+    return json.loads(done.stdout) if "--json" in args else done.stdout
+"""
+
+
+@nox.session(python=PYTHON, name="plugin-kits")
+def plugin_kits(session: nox.Session) -> None:
+    """`nenyax new-plugin` end to end, for every kind: each scaffold (named `acme`) installs beside the local core
+    and CLI, passes its own tests and `nenyax <kind>-check acme --strict`, and is then used by name.
+
+    One virtualenv for all seven: the scaffolds are one distribution name (nenyax-acme), so each install
+    replaces the last. An adapter scaffold of another name (acme_env) stays installed, the environment the
+    other kinds play."""
+    import tempfile
+
+    # bwrap: the sandbox scaffold's commands; the OpenTelemetry SDK and exporter: the tracer scaffold's own
+    # dependencies, installed once with the rest rather than resolved again in its round.
+    _ensure_debian(session, ["bubblewrap"])
+    tracer = ["opentelemetry-sdk>=1.30,<2", "opentelemetry-exporter-otlp-proto-http>=1.30,<2"]
+    _install_local(session, "nenyax-cli", extra=["pytest>=8", "pytest-timeout", *tracer])
+    env = _env(session)
+    kinds = list(_USE_BY_NAME)
+    listed = f"from nenyax.core.kinds import KINDS; assert list(KINDS) == {kinds!r}, list(KINDS)"
+    session.run("python", "-c", listed)  # a new kind must be used by name here too
+    out = Path(tempfile.mkdtemp(prefix="nenyax-plugin-kits-"))
+
+    def scaffold(kind: str, name: str, folder: Path) -> Path:
+        session.run("nenyax", "new-plugin", kind, name, "--dir", str(folder), env=env)
+        plugin = folder / f"nenyax-{name}"
+        # What its CI runs, `pip install -e '.[test]'`; the local core and CLI already satisfy its requirements.
+        session.install("--no-build-isolation", "-e", f"{plugin}[test]", *CONSTRAINTS)
+        return plugin
+
+    try:
+        scaffold("adapter", "acme_env", out / "env")
+        for kind in kinds:
+            plugin = scaffold(kind, "acme", out / kind)
+            session.chdir(plugin)
+            session.run(*PYTEST, *session.posargs, env=env)
+            session.run("nenyax", f"{kind}-check", "acme", "--strict", env=env)
+            session.run("python", "-c", _USE_PRELUDE + _USE_BY_NAME[kind], env=env)
+    finally:
+        session.chdir(ROOT)
+        shutil.rmtree(out, ignore_errors=True)
     _release_on_ci(session)

@@ -9,6 +9,9 @@ import pytest
 from nenyax.testing.distributions import write_distribution
 from nenyax.testing.suites.isolation import own_checks_dir  # noqa: F401 - autouse: no test writes the user's tier cache
 
+# What `nenyax new-plugin` writes, kept to compare with (test_new_plugin.py): a plugin's tests, not ours to run.
+collect_ignore = ["golden"]
+
 ARITH_PLUGIN = """
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 

@@ -146,7 +146,8 @@ def test_require_a_tier_that_is_not_reached(tmp_path):
         (["try", "arith:add", "--seed", "99999999999999999999999"], "is not in the range"),
         (["plugins", "extra"], "unexpected extra argument"),
         (["adapter-check", "arth"], "Did you mean 'arith'"),
-        (["judge-check", "exact"], "There is no conformance kit for judge plugins yet, so no `nenyax judge-check`"),
+        (["judge-check", "retrun"], "Did you mean 'return'"),
+        (["provider-check", "openai", "--option", "base_url"], "Write --option as KEY=VALUE"),
     ],
 )
 def test_user_mistakes_get_one_sentence_and_exit_2(site, args, fragment):
@@ -187,17 +188,67 @@ def test_a_kind_check_command_exists_for_each_kind_with_a_kit_and_only_those(mon
     from nenyax.core.kinds import KINDS
 
     kits = {k.check_command for k in KINDS.values() if k.kit}
-    assert kits == {"adapter-check", "sandbox-check", "exporter-check"}
+    assert kits == {
+        "adapter-check",
+        "provider-check",
+        "judge-check",
+        "sandbox-check",
+        "learner-check",
+        "exporter-check",
+        "tracer-check",
+    }
     assert {name for name in main.COMMANDS if name.endswith("-check")} == kits
     assert conformance.adapter_check_command.name == "adapter-check"
+    # Take a kind's kit out of the table and its command goes; give it one and the command follows.
+    monkeypatch.setitem(conformance.KINDS, "judge", attrs.evolve(KINDS["judge"], kit=None))
+    monkeypatch.delitem(vars(conformance), "judge_check_command", raising=False)
     with pytest.raises(AttributeError):
         conformance.judge_check_command  # noqa: B018 - no kit, no command
-    # Give a kind a kit in the table and its command follows from it.
     monkeypatch.setitem(conformance.KINDS, "judge", attrs.evolve(KINDS["judge"], kit="x:Y"))
     monkeypatch.delitem(vars(conformance), "judge_check_command", raising=False)
     command = conformance.judge_check_command
     assert command.name == "judge-check"
     assert "installed judge" in (command.help or "")
+    # `nenyax <kind>-check` for a kind without a kit says so (every kind has one now: shown with one taken out).
+    monkeypatch.setitem(main.KINDS, "judge", attrs.evolve(KINDS["judge"], kit=None))
+    said = main._no_kit("judge-check") or ""
+    assert said.startswith("There is no conformance kit for judge plugins yet, so no `nenyax judge-check`")
+    assert main._no_kit("adapter-check") is None
+
+
+def test_judge_check_passes_core_s_return_judge(site):
+    done = nenyax(site, "judge-check", "return", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    checks = {c["id"]: c for c in json.loads(done.stdout)["checks"]}
+    assert checks["judge/bad-reference-is-clear"]["verdict"] == "passed"
+    assert checks["judge/right-beats-wrong"]["reason"] == "the judge does not declare 'answer'"
+
+
+def test_provider_check_takes_the_options_a_provider_needs(site, monkeypatch):
+    from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "NENYAX_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    with serving_in_thread(ScriptedModelServer(lambda messages: "hello")) as server:
+        done = nenyax(site, "provider-check", "openai", "--option", f"base_url={server.base_url}", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    checks = {c["id"]: c for c in json.loads(done.stdout)["checks"]}
+    assert checks["provider/completes-a-chat"]["verdict"] == "passed"
+    assert server.requests == 2  # the kit really asked it (a call and a stream)
+    # Without them the outcome is said, not a traceback: OpenAI's own API needs a key.
+    done = nenyax(site, "provider-check", "openai", "--json")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    checks = {c["id"]: c for c in json.loads(done.stdout)["checks"]}
+    assert "No API key for https://api.openai.com/v1" in checks["provider/factory-returns-provider"]["reason"]
+
+
+def test_learner_check_trains_saves_and_restores_core_s_incontext_learner(site):
+    done = nenyax(site, "learner-check", "incontext", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    checks = {c["id"]: c for c in json.loads(done.stdout)["checks"]}
+    for check_id in ("learner/update-returns-metrics", "learner/restore-goes-back", "learner/bad-revision-is-refused"):
+        assert checks[check_id]["verdict"] == "passed"
 
 
 def test_more_samples_than_tasks_is_said_and_reported(site):

@@ -2,28 +2,37 @@
 
 from __future__ import annotations
 
-import http.server
 import os
-import socket
 import subprocess
 import sys
-import threading
 
 import pytest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from nenyax.testing.collector import Collector
+from nenyax.testing.collector import closed_port as unused_port
 from nenyax.testing.suites.isolation import own_checks_dir  # noqa: F401 - autouse: no test writes the user's tier cache
 
 
 class Receiver:
-    """What an OTLP/HTTP collector received: each request's path, headers, raw body and decoded spans."""
+    """What the loopback collector (`nenyax.testing.collector.Collector`) received: each request's path,
+    headers, raw body and decoded message, and the spans in them."""
 
-    def __init__(self) -> None:
-        self.requests: list[dict] = []
-        self.lock = threading.Lock()
+    def __init__(self, collector: Collector) -> None:
+        self.collector = collector
+
+    @property
+    def requests(self) -> list[dict]:
+        """Each request as ``{"path", "headers", "body", "message"}`` (the protocol's own protobuf, decoded)."""
+        return [
+            {
+                "path": r.path,
+                "headers": r.headers,
+                "body": r.body,
+                "message": ExportTraceServiceRequest.FromString(r.body),
+            }
+            for r in list(self.collector.requests)
+        ]
 
     @property
     def spans(self) -> list:
@@ -55,42 +64,15 @@ def attributes(span) -> dict:
 
 @pytest.fixture
 def receiver():
-    """An OTLP/HTTP receiver on 127.0.0.1 answering every POST as a collector does; yields (Receiver, base URL)."""
-    seen = Receiver()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            message = ExportTraceServiceRequest.FromString(body)
-            with seen.lock:
-                seen.requests.append(
-                    {"path": self.path, "headers": dict(self.headers), "body": body, "message": message}
-                )
-            reply = ExportTraceServiceResponse().SerializeToString()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield seen, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    """An OTLP/HTTP collector on 127.0.0.1 answering every POST as a collector does; yields (Receiver, base URL)."""
+    with Collector() as collector:
+        yield Receiver(collector), collector.url
 
 
 @pytest.fixture
 def closed_port():
     """A loopback port nothing listens on: a collector that is down."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return port
+    return unused_port()
 
 
 def nenyax(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -22,6 +22,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "export": ("nenyax.cli.commands.export", "export_command", "Export a run's trajectories as raw, SFT or DPO rows."),
     "list": ("nenyax.cli.commands.list_", "list_command", "List the environments each installed adapter can load."),
+    "new-plugin": (
+        "nenyax.cli.commands.new_plugin",
+        "new_plugin_command",
+        "Write a new plugin distribution of any kind that passes its conformance kit.",
+    ),
     "plugins": ("nenyax.cli.commands.plugins", "plugins_command", "List installed plugins by kind."),
     "try": ("nenyax.cli.commands.try_", "try_command", "Play one episode with a model and replay it."),
     "serve": ("nenyax.cli.commands.serve", "serve_command", "Serve a step-mode environment as an OpenEnv server."),

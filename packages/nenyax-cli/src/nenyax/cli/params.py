@@ -16,6 +16,19 @@ from nenyax.core.contract.uri import parse_value
 from nenyax.core.errors import did_you_mean_pool
 
 
+def plugin_options(pairs: tuple[str, ...], example: str) -> dict[str, Any]:
+    """``--option KEY=VALUE`` pairs as a plugin factory's keyword options (values read as in a URI: 1e-5 is a
+    number; ``-`` in a key is ``_``). `example` is one pair shown when a pair is malformed."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            msg = f"Write --option as KEY=VALUE (for example {example}), not {pair!r}."
+            raise UsageError(msg)
+        options[key.strip().replace("-", "_")] = parse_value(text)
+    return options
+
+
 def sampling_params(pairs: tuple[str, ...]) -> dict[str, Any]:
     """``("top_p=0.9", "stop=[\\"\\\\n\\"]")`` -> ``{"top_p": 0.9, "stop": ["\\n"]}``; one sentence for a bad pair."""
     out: dict[str, Any] = {}

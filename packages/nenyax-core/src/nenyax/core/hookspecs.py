@@ -134,6 +134,8 @@ def nenyax_register_providers() -> SpecResult:  # type: ignore[empty-body]
 
     Network and server faults (after the provider's own retries) raise `InfraFailure`, so the
     episode is ``infra_error`` and never scored 0; what retrying cannot fix raises `UsageError`.
+
+    Conformance: ``nenyax provider-check NAME`` / ``nenyax.testing.conformance_suite("provider")``.
     """
 
 
@@ -150,6 +152,8 @@ def nenyax_register_judges() -> SpecResult:  # type: ignore[empty-body]
     -> Judgment``), ``trajectory`` (``judge_trajectory(trajectory, reference) -> Judgment``), or both.
     A caller asks for the capability it needs and is refused in one sentence by a judge without it.
     A judge that cannot decide raises `VerifierFailure`; it never returns a made-up 0.
+
+    Conformance: ``nenyax judge-check NAME`` / ``nenyax.testing.conformance_suite("judge")``.
     """
 
 

@@ -79,6 +79,7 @@ KINDS: dict[str, Kind] = {
             "nenyax.core.plugins.provider:Provider",
             "the transport behind an Endpoint: one chat request in, one recorded ModelCall out",
             options=("base_url", "api_key"),
+            kit="nenyax.testing.checks.provider:PROVIDER_CHECKS",
         ),
         Kind(
             "judge",
@@ -90,6 +91,7 @@ KINDS: dict[str, Kind] = {
                 "trajectory": "nenyax.core.plugins.judge:TrajectoryJudge",
             },
             needs_a_capability=True,
+            kit="nenyax.testing.checks.judge:JUDGE_CHECKS",
         ),
         Kind(
             "sandbox",
@@ -104,6 +106,7 @@ KINDS: dict[str, Kind] = {
             "nenyax.core.plugins.learner:Learner",
             "improves a policy from groups of trainable trajectories, with save and restore",
             options=("model",),
+            kit="nenyax.testing.checks.learner:LEARNER_CHECKS",
         ),
         Kind(
             "exporter",
@@ -117,6 +120,7 @@ KINDS: dict[str, Kind] = {
             "nenyax_register_tracers",
             "nenyax.core.plugins.tracer:Tracer",
             "an OpenTelemetry SDK provider that sends core's GenAI spans to one backend over OTLP",
+            kit="nenyax.testing.checks.tracer:TRACER_CHECKS",
         ),
     )
 }

@@ -270,7 +270,10 @@ class AdapterPlugin:
 
 
 class LengthJudge:
-    """A sound answer judge: passes answers of exactly `size` characters."""
+    """An answer judge sound for the checks every kind shares: passes answers of exactly `size` characters.
+
+    It ignores the reference, so the judge kit's own ``judge/right-beats-wrong`` fails it (its sound judge
+    is `nenyax.testing.kit_fakes.GoldJudge`)."""
 
     capabilities = JudgeCapabilities(answer=True)
 

@@ -27,6 +27,9 @@ class Subject:
     """True when the registry reads installed entry points (enables the subprocess laziness check)."""
     options: Mapping[str, Any] = attrs.field(factory=dict)
     """Keyword options the factory is called with."""
+    shared: dict[str, Any] = attrs.field(factory=dict, init=False, eq=False, repr=False)
+    """What a kind's checks share about this plugin, by key: one real exchange (a provider's model call)
+    read by several checks, so a slow plugin is asked once."""
     _instance: Any = None
 
     @classmethod

@@ -70,7 +70,7 @@ def _compare(answer: str, gold: str) -> tuple[bool, str]:
 
     golds = list(_parsed_gold(gold))
     if not golds:
-        msg = f"math-verify cannot read the gold answer {gold!r} as mathematics"
+        msg = f"math-verify cannot read the gold answer {gold!r} as mathematics."
         raise VerifierFailure(msg)
     check_size(golds)
     answers = _parse(answer, gold=False)

@@ -1,4 +1,7 @@
-"""``nenyax check URI``: run an environment and report the highest tier it reaches."""
+"""``nenyax check URI``: run an environment and report the highest tier it reaches.
+
+``nenyax check KIND NAME`` (a plugin kind, then a name) is ``nenyax KIND-check NAME``: the kind's conformance kit.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from typing import Any
 
 import click
 import orjson
+from click.core import ParameterSource
 
 from nenyax.cli.deadline import command_deadline
 from nenyax.cli.paths import check_run_dir
@@ -20,11 +24,15 @@ from nenyax.core.contract.trajectory import Tier
 from nenyax.core.contract.uri import MAX_SEED
 from nenyax.core.engine.rundirs import CHECK_REPORT, TRAJECTORIES, create_run, record_manifest
 from nenyax.core.engine.sinks import JsonlSink
+from nenyax.core.errors import did_you_mean
+from nenyax.core.kinds import KINDS
 from nenyax.core.tiers.cached import forget, remember
 from nenyax.core.tiers.checks import CHECKS, MODEL_CHECKS
 from nenyax.core.tiers.measure import DEFAULT_MARGIN, DEFAULT_SAMPLES, TierOutcome, TierReport, check
 
 TIERS = [t.label for t in Tier if t is not Tier.NONE]
+_GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+"""Where an option the user gave comes from (not a default, nor a --config run.toml's value)."""
 _STYLE = {TierOutcome.PASSED: "green", TierOutcome.FAILED: "red", TierOutcome.SKIPPED: "yellow"}
 
 
@@ -72,7 +80,8 @@ def render_report(report: TierReport) -> None:
 
 
 @click.command("check")
-@click.argument("uri", required=False)
+@click.argument("uri", metavar="URI | KIND NAME", required=False)
+@click.argument("name", metavar=" ", required=False)
 @config_option("A run.toml (one that check --save wrote) naming the settings; options override it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option(
@@ -112,8 +121,17 @@ def render_report(report: TierReport) -> None:
 @click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible server (with --model).")
 @click.option("--api-key-env", default=None, help="Environment variable holding the API key (with --model).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--strict", is_flag=True, help="With KIND NAME: warnings of the conformance kit fail too.")
+@click.option(
+    "--option",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="With KIND NAME: an option the plugin's factory is given; repeatable.",
+)
 def check_command(
     uri: str | None,
+    name: str | None,
     as_json: bool,
     samples: int,
     margin: float,
@@ -125,13 +143,30 @@ def check_command(
     base_url: str | None,
     api_key_env: str | None,
     quiet: bool,
+    strict: bool,
+    options: tuple[str, ...],
 ) -> None:
     """Run URI's checks and print the highest tier it actually reaches.
 
     Tiers: connectable < evaluable < trainable < audited. A skipped check blocks its tier.
+
+    With a plugin kind and a name instead (nenyax check adapter acme), run that kind's conformance kit on the
+    installed plugin, as nenyax KIND-check NAME does.
     """
     if not uri:
         msg = "Name the environment to check, e.g. `nenyax check reasoning_gym:basic_arithmetic`."
+        raise UsageError(msg)
+    if name is not None or uri in KINDS:
+        _check_plugin(uri, name, as_json, strict, options)
+        return
+    context = click.get_current_context()
+    given = [
+        flag
+        for p, flag in (("strict", "--strict"), ("options", "--option"))
+        if context.get_parameter_source(p) in _GIVEN
+    ]
+    if given:
+        msg = f"{' and '.join(given)} can only be given with a plugin kind and a name (check adapter NAME), not a URI."
         raise UsageError(msg)
     if model is None and (base_url or api_key_env):
         msg = "--base-url and --api-key-env describe the model of --model; name it too (e.g. --model openai:NAME)."
@@ -198,6 +233,37 @@ def check_command(
         sys.exit(0 if report.tier >= Tier[require.upper()] else 1)
     # Nothing measured (not even connectable, e.g. a server that cannot be reached) is no success either.
     sys.exit(1 if report.failed or report.tier is Tier.NONE else 0)
+
+
+# The options of a tier check, which the conformance kit of `nenyax check KIND NAME` does not take.
+_TIER_OPTIONS = ("samples", "margin", "seed", "require", "timeout", "save", "model", "base_url", "api_key_env", "quiet")
+
+
+def _check_plugin(kind: str, name: str | None, as_json: bool, strict: bool, options: tuple[str, ...]) -> None:
+    """`nenyax check KIND NAME`: the kind's conformance kit on plugin `name`, as `nenyax KIND-check NAME` runs it."""
+    if kind not in KINDS:
+        msg = (
+            f"nenyax check takes one environment URI, or a plugin kind and a name; {kind!r} is no plugin kind."
+            + did_you_mean(kind, KINDS, "plugin kind")
+        )
+        raise UsageError(msg)
+    if name is None:
+        msg = f"Name the {kind} to check, e.g. `nenyax check {kind} NAME` (`nenyax plugins` lists them)."
+        raise UsageError(msg)
+    if not KINDS[kind].kit:
+        msg = f"There is no conformance kit for {kind} plugins yet, so nothing to check {name!r} with."
+        raise UsageError(msg)
+    context = click.get_current_context()
+    given = [f"--{p.replace('_', '-')}" for p in _TIER_OPTIONS if context.get_parameter_source(p) in _GIVEN]
+    if given:
+        msg = (
+            f"nenyax check {kind} {name} runs the {kind} conformance kit, which takes no {', '.join(given)} "
+            "(those measure an environment's tier)."
+        )
+        raise UsageError(msg)
+    from nenyax.cli.commands.conformance import parse_options, run_conformance
+
+    run_conformance(kind, name, as_json, strict, parse_options(options))
 
 
 def _discard_unused_run(save: Path | None, made: Path | None) -> None:

@@ -7,20 +7,30 @@ One command per kind that has a kit (`nenyax.core.kinds.Kind.kit`), made from th
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import click
 import orjson
 
+from nenyax.cli.params import plugin_options
 from nenyax.core.kinds import KINDS
 from nenyax.testing import CHECKS, Report, Subject, Verdict
 
 _STYLE = {Verdict.PASSED: "green", Verdict.FAILED: "red", Verdict.SKIPPED: "yellow", Verdict.ERROR: "magenta"}
 
 
-def run_conformance(kind: str, name: str, as_json: bool, strict: bool) -> None:
-    """Run every `kind` check on plugin `name`, print a table (or JSON), exit 1 when one failed or crashed."""
-    subject = Subject.from_environment(kind=kind, name=name)
+def parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """``--option KEY=VALUE`` pairs as the plugin factory's keyword options."""
+    return plugin_options(pairs, "base_url=http://127.0.0.1:8000/v1")
+
+
+def run_conformance(
+    kind: str, name: str, as_json: bool, strict: bool, options: Mapping[str, Any] | None = None
+) -> None:
+    """Run every `kind` check on plugin `name` built with `options`, print a table (or JSON), exit 1 when one
+    failed or crashed."""
+    subject = Subject.from_environment(kind=kind, name=name, options=options)
     subject.entry  # noqa: B018 - an unknown name fails here, with suggestions, before any check runs
     report = Report.of(CHECKS[kind], subject)
     if as_json:
@@ -63,8 +73,15 @@ def kind_check_command(kind: str) -> click.Command:
     @click.argument("name")
     @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
     @click.option("--strict", is_flag=True, help="Warnings fail too.")
-    def command(name: str, as_json: bool, strict: bool) -> None:
-        run_conformance(kind, name, as_json, strict)
+    @click.option(
+        "--option",
+        "options",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="An option the plugin's factory is given (base_url=http://127.0.0.1:8000/v1); repeatable.",
+    )
+    def command(name: str, as_json: bool, strict: bool, options: tuple[str, ...]) -> None:
+        run_conformance(kind, name, as_json, strict, parse_options(options))
 
     command.help = f"Prove an installed {kind} delivers what the {kind} interface promises."
     return command

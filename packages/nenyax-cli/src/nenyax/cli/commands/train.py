@@ -22,27 +22,16 @@ import click
 import orjson
 from click.core import ParameterSource
 
+from nenyax.cli.params import plugin_options
 from nenyax.cli.progress import bar, watching
 from nenyax.core import UsageError, load
 from nenyax.core.contract.events import EpisodeEnded, Observer
-from nenyax.core.contract.uri import parse_value
 from nenyax.core.engine.rundirs import create_run, default_run_path, read_config
 from nenyax.core.engine.training import HELDOUT, PLOT, RoundResult, Trainer, TrainSettings, read_rounds
 from nenyax.core.plugins.registry import default_registry
 
 # The settings a run is made of, in run.toml; --resume may change none of them but `concurrency`.
 _ROUND_SETTINGS = ("rounds", "group_size", "tasks_per_round", "heldout", "seed", "concurrency", "timeout")
-
-
-def _learner_options(pairs: tuple[str, ...]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep or not key.strip():
-            msg = f"Write --option as KEY=VALUE (for example lr=1e-5), not {pair!r}."
-            raise UsageError(msg)
-        options[key.strip().replace("-", "_")] = parse_value(text)
-    return options
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -75,7 +64,7 @@ def _settings(ctx: click.Context, opts: dict[str, Any], config: dict[str, Any]) 
         msg = "Name the learner with --learner (see `nenyax plugins`), or `use` in the config's [learner] table."
         raise UsageError(msg)
     table.pop("use", None)
-    settings["learner"] = {"use": use, **table, **_learner_options(tuple(opts["options"]))}
+    settings["learner"] = {"use": use, **table, **plugin_options(tuple(opts["options"]), "lr=1e-5")}
     model = opts["model"] if _given(ctx, "model") else config.get("model", opts["model"])
     if model:
         settings["model"] = model

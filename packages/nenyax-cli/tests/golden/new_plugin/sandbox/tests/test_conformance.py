@@ -1,0 +1,10 @@
+"""The sandbox conformance kit against the installed `acme`: each check is a test.
+
+`nenyax sandbox-check acme` runs the same checks from the command line.
+"""
+
+from nenyax.testing import conformance_suite
+
+
+class TestAcmeConformance(conformance_suite("sandbox")):  # type: ignore[misc]
+    plugin = "acme"

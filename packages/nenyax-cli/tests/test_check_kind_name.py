@@ -1,0 +1,54 @@
+"""`nenyax check KIND NAME` is `nenyax KIND-check NAME`, while `nenyax check URI` keeps measuring tiers.
+
+Real entry-point discovery in a subprocess, on core's `arith` fake written to disk as a distribution (conftest).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def nenyax(site, *args):
+    path = os.pathsep.join([str(site), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])])
+    env = {**os.environ, "PYTHONPATH": path, "NENYAX_STRICT_PLUGINS": "0"}
+    return subprocess.run(
+        [sys.executable, "-m", "nenyax.cli", *args], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+
+
+def verdicts(done):
+    return [(c["id"], c["verdict"]) for c in json.loads(done.stdout)["checks"]]
+
+
+def test_check_kind_name_runs_the_kinds_conformance_kit(site):
+    alias = nenyax(site, "check", "adapter", "arith", "--json", "--strict")
+    direct = nenyax(site, "adapter-check", "arith", "--json", "--strict")
+    assert alias.returncode == direct.returncode == 0, alias.stderr
+    assert verdicts(alias) == verdicts(direct)
+    assert ("adapter/examples-reach-claimed-tier", "passed") in verdicts(alias)
+
+
+def test_check_uri_still_measures_the_tier(site):
+    done = nenyax(site, "check", "arith:add?size=4", "--json", "--samples", "2")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tier"] == "audited"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["check", "adaptr", "arith"], "'adaptr' is no plugin kind. Did you mean 'adapter'?"),
+        (["check", "adapter"], "Name the adapter to check, e.g. `nenyax check adapter NAME`"),
+        (["check", "adapter", "arth"], "No adapter named 'arth' is installed. Did you mean 'arith'?"),
+        (["check", "adapter", "arith", "--samples", "3"], "which takes no --samples"),
+        (["check", "arith:add", "--strict"], "--strict can only be given with a plugin kind and a name"),
+    ],
+)
+def test_mistakes_are_one_sentence_and_exit_2(site, args, said):
+    done = nenyax(site, *args)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert said in done.stderr
