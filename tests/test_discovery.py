@@ -2,8 +2,10 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 from nenyax.testing.distributions import write_distribution
 
@@ -76,3 +78,35 @@ def test_every_installed_first_party_plugin_passes_the_common_checks_of_its_kind
         report = Report.of(checks, Subject.from_environment(kind, name, options=options))
         verdicts = {o.check.id: (o.verdict, o.reason, [f.message for f in o.findings]) for o in report.outcomes}
         assert all(o.verdict is Verdict.PASSED for o in report.outcomes), (kind, name, verdicts)
+
+
+# Core's own plugins run their whole kit in core's tests, in-process (test_<kind>_kit.py), not by a subclass.
+KIT_RUN_IN_CORE = {("provider", "openai"), ("judge", "return"), ("learner", "incontext"), ("exporter", "jsonl")}
+
+
+def _plugins_named_by_kit_runs(tests: Path) -> set[str]:
+    """Plugin names a distribution's tests run their kind's whole kit on: a conformance subclass's ``plugin = "x"``,
+    or an exporter's tests parametrised over `CHECKS` with that exporter."""
+    named: set[str] = set()
+    for path in tests.rglob("*.py"):
+        text = path.read_text()
+        named.update(re.findall(r'^\s+plugin = "([^"]+)"', text, flags=re.M))
+        if 'CHECKS["exporter"]' in text:
+            named.update(re.findall(r'Subject\.from_(?:environment|registry)\("exporter", "([^"]+)"', text))
+    return named
+
+
+def test_every_first_party_plugin_runs_its_kinds_whole_kit_in_its_own_tests():
+    """The common checks run above; each kind's own checks run in the tests of the distribution that ships the plugin
+    (CI runs every one), so a plugin added without its kit run fails here, by name."""
+    from nenyax.core.plugins.registry import default_registry
+
+    packages = Path(__file__).parents[1] / "packages"
+    missing = []
+    for entry in default_registry().all_entries():
+        distribution, kind, name = entry.distribution or "", entry.spec.kind, entry.spec.name
+        if not distribution.startswith("nenyax-") or (kind, name) in KIT_RUN_IN_CORE:
+            continue
+        if name not in _plugins_named_by_kit_runs(packages / distribution / "tests"):
+            missing.append(f"{kind} {name} ({distribution})")
+    assert not missing, f"No kit run in its own tests: {', '.join(missing)}"
