@@ -198,7 +198,11 @@ def common_checks(kind: str) -> tuple[Check, ...]:
         ),
         Check(
             id=f"{kind}/factory-returns-{kind}",
-            summary=f"the factory returns a {kind} with its declared capabilities",
+            summary=f"the factory returns {_article(kind)} {kind} with its declared capabilities",
             run=factory_returns_instance,
         ),
     )
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
