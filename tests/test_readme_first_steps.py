@@ -11,7 +11,7 @@ README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 def test_the_serve_section_says_checking_a_served_env_needs_the_openenv_adapter():
     serve = README[README.index("Serve any step environment") : README.index("Servers of other formats")]
     assert "nenyax check openenv:" in serve
-    assert "`pip install ./packages/nenyax-adapters-openenv`" in serve
+    assert "pip install ./packages/nenyax-adapters-openenv`" in serve
     assert "`nenyax-adapters-openenv`" in serve
 
 
@@ -48,3 +48,14 @@ def test_the_readme_says_what_a_policy_function_gets_and_returns_and_it_is_so():
     observations = []
     gym_env.rollout(lambda obs: observations.append(obs) or 0, seed=0)
     assert type(observations[0]).__name__ == "ndarray"
+
+
+def test_the_readmes_python_block_runs_as_written(tmp_path, monkeypatch):
+    """The first Python block of the README, executed whole in a fresh folder (the embedded model included)."""
+    block = README.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    names: dict = {}
+    exec(compile(block, "README.md", "exec"), names)
+    written = (tmp_path / "runs" / "t.jsonl").read_text().splitlines()
+    assert len(written) == 20 * 4
+    assert names["traj"].judgment.passed

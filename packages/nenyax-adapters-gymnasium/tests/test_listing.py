@@ -53,3 +53,17 @@ def test_an_id_an_imported_module_registers_is_listed_under_that_module(tmp_path
     env = load(item.uri)
     env.close()
     gym.registry.pop("NenyaxRegistered-v0")
+
+
+def test_an_id_whose_module_does_not_import_here_is_marked_with_why():
+    """`gymnasium.make` imports the entry point's module first; listing says when that would fail (MuJoCo, Box2D or
+    JAX missing), and the ids whose module imports stay unmarked."""
+    gym.register(id="NenyaxMissingDependency-v0", entry_point="nenyax_module_not_installed_here.envs:Env")
+    try:
+        items = {i.uri: i for i in GymnasiumAdapter().listing("NenyaxMissingDependency")}
+        marked = items["gymnasium:nenyax_module_not_installed_here:NenyaxMissingDependency-v0"].unavailable
+        assert marked is not None and "nenyax_module_not_installed_here" in marked
+    finally:
+        del gym.registry["NenyaxMissingDependency-v0"]
+    cartpole = next(iter(GymnasiumAdapter().listing("CartPole-v1")))
+    assert cartpole.unavailable is None

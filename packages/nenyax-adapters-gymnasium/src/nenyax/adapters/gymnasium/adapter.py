@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 from typing import Any
 
@@ -90,6 +91,19 @@ def _unavailable(entry: Any) -> str | None:
             entry()
         except Exception as exc:  # noqa: BLE001 - the stub's whole job is to raise its explanation
             return str(exc) or type(exc).__name__
+    if isinstance(entry, str) and ":" in entry:
+        return _module_missing(entry.partition(":")[0])
+    return None
+
+
+@functools.cache
+def _module_missing(module: str) -> str | None:
+    """Why the module of a string entry point does not import here (MuJoCo, Box2D or JAX not installed...), else
+    None. Importing it is what `gymnasium.make` does first; a module's import is done once per process."""
+    try:
+        importlib.import_module(module)
+    except (ImportError, gym.error.DependencyNotInstalled) as exc:
+        return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return None
 
 
