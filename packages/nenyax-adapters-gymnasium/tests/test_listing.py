@@ -62,7 +62,8 @@ def test_an_id_whose_module_does_not_import_here_is_marked_with_why():
     try:
         items = {i.uri: i for i in GymnasiumAdapter().listing("NenyaxMissingDependency")}
         marked = items["gymnasium:nenyax_module_not_installed_here:NenyaxMissingDependency-v0"].unavailable
-        assert marked is not None and "nenyax_module_not_installed_here" in marked
+        assert marked is not None
+        assert "nenyax_module_not_installed_here" in marked
     finally:
         del gym.registry["NenyaxMissingDependency-v0"]
     cartpole = next(iter(GymnasiumAdapter().listing("CartPole-v1")))

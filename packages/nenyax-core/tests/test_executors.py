@@ -268,11 +268,12 @@ def test_backends_are_named(registry):
 
 _INTERRUPTED_RUN = textwrap.dedent(
     """
-    import sys
+    import faulthandler, signal, sys
     from nenyax.core import Registry, load
     from nenyax.testing.fakes import AdapterPlugin, slow_answer
 
     if __name__ == "__main__":
+        faulthandler.register(signal.SIGUSR1)  # the test asks for every thread's stack when the run hangs
         env = load("arith:add?size=6", registry=Registry.from_plugins(("arith", AdapterPlugin())))
         env.rollouts(slow_answer, sink=sys.argv[1], concurrency=2, backend="process", workers=2)
     """
@@ -291,7 +292,14 @@ def test_ctrl_c_stops_the_workers_and_keeps_what_they_played(tmp_path):
         workers = {int(pid) for pid in marks.read_text().split()}
         assert len(workers) == 2  # two processes, two episodes under way in each
         proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=30)
+        try:
+            _, stderr = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGUSR1)
+            time.sleep(1)
+            proc.kill()
+            _, stacks = proc.communicate()
+            pytest.fail(f"The run did not stop within 60 s of Ctrl-C; its threads were at:\n{stacks}")
     finally:
         if proc.poll() is None:
             proc.kill()
