@@ -30,6 +30,7 @@ nox.options.sessions = [
     "hud",
     "phoenix",
     "plugin-kits",
+    "ray",
     "integration",
     "wheels",
 ]
@@ -58,6 +59,7 @@ OWN_SESSIONS = frozenset(
         "nenyax-sandboxes-docker",
         "nenyax-adapters-hud",
         "nenyax-tracers-otlp",
+        "nenyax-ray",
     }
 )
 # Pins applied to every install (e.g. torch==2.13.0: pip takes the local CPU wheel only when pinned).
@@ -665,4 +667,19 @@ def plugin_kits(session: nox.Session) -> None:
     finally:
         session.chdir(ROOT)
         shutil.rmtree(out, ignore_errors=True)
+    _release_on_ci(session)
+
+
+@nox.session(python=PYTHON, name="ray")
+def ray_session(session: nox.Session) -> None:
+    """The ray backend against a real local Ray instance (2 CPUs): the same trajectories as in one process, each
+    exactly once, after a killed worker too; Ctrl-C; `nenyax eval --backend ray` and its --resume.
+
+    With `CI` set, a Ray that cannot start fails the session (the suite's fixture fails, never skips)."""
+    package = "nenyax-ray"
+    group = _test_group(package)
+    siblings = [_name(r) for r in group if _name(r) in PACKAGES]  # the adapters it plays and the CLI, from source
+    _install_local(session, package, *siblings, extra=[*_third_party(group), "pytest-timeout"])
+    session.chdir(PACKAGES[package])
+    session.run(*PYTEST, "--durations=5", *session.posargs, env=_env(session))
     _release_on_ci(session)

@@ -256,7 +256,7 @@ def test_when_every_worker_dies_the_run_says_what_was_not_played(registry, monke
 
 
 def test_backends_are_named(registry):
-    assert set(BACKENDS) == {"asyncio", "process"}
+    assert set(BACKENDS) == {"asyncio", "process", "ray"}
     with pytest.raises(UsageError, match="Did you mean 'process'"):
         executor_for("proces")
     with pytest.raises(UsageError, match="needs backend='process'"):
@@ -264,6 +264,17 @@ def test_backends_are_named(registry):
     with pytest.raises(UsageError, match="workers must be an integer"):
         executor_for("process", workers=0)
     assert executor_for("process", workers=3).workers == 3  # type: ignore[attr-defined]
+    with pytest.raises(UsageError, match="use backend='ray'"):
+        executor_for("process", address="auto")
+
+
+def test_a_backend_of_another_distribution_that_is_missing_says_what_to_install(monkeypatch):
+    # Core's own tests run without nenyax-ray installed, `integration` with it: the row points at a module
+    # that is never installed, so the sentence is the one a user without the distribution gets either way.
+    monkeypatch.setitem(BACKENDS, "ray", "nenyax.ray_not_here.executor:RayExecutor")
+    with pytest.raises(UsageError) as caught:
+        executor_for("ray", workers=2)
+    assert str(caught.value) == "The ray backend is not installed; pip install nenyax-ray."
 
 
 _INTERRUPTED_RUN = textwrap.dedent(

@@ -26,7 +26,7 @@ from nenyax.cli.traces import Traces, trace_option
 from nenyax.core import Endpoint, UsageError, load, serde
 from nenyax.core.contract.events import EpisodeEnded, Observer
 from nenyax.core.contract.trajectory import new_id
-from nenyax.core.engine.executors import BACKENDS, DEFAULT_BACKEND
+from nenyax.core.engine.executors import BACKENDS, DEFAULT_BACKEND, Executor, executor_for
 from nenyax.core.engine.policies import BUILTIN_POLICIES, POLICY_ALIASES, as_policy
 from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, default_run_path, read_config, write_summary
 from nenyax.core.engine.runner import Job, run_jobs
@@ -65,13 +65,18 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
     envvar="NENYAX_BACKEND",
     default=DEFAULT_BACKEND,
     show_default=True,
-    help="Where episodes run: in this process (asyncio) or on worker processes (process).",
+    help="Where episodes run: in this process (asyncio), on worker processes (process) or Ray actors (ray).",
 )
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
     envvar="NENYAX_WORKERS",
-    help="Worker processes for --backend process (default: one per CPU).",
+    help="Workers for --backend process or ray (default: one per CPU).",
+)
+@click.option(
+    "--ray-address",
+    envvar="NENYAX_RAY_ADDRESS",
+    help="With --backend ray: the cluster (auto, host:port, ray://host:port; default: a local Ray instance).",
 )
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds before an episode times out.")
 @click.option("--pass-threshold", type=float, default=1.0, show_default=True, help="Score that passes (pass@k).")
@@ -97,10 +102,16 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
     # may pick another backend).
     backend: str = opts.pop("backend")
     workers: int | None = opts.pop("workers")
+    ray_address: str | None = opts.pop("ray_address")
     trace: str | None = opts.pop("trace")  # where spans go is no part of what the run measures: not in run.toml
-    if workers is not None and backend != "process":
-        msg = "--workers sizes the process backend; add --backend process."
+    if workers is not None and backend == "asyncio":
+        msg = "--workers sizes the process and ray backends; add --backend process (or --backend ray)."
         raise UsageError(msg)
+    if ray_address is not None and backend != "ray":
+        msg = "--ray-address says which Ray cluster plays the episodes; add --backend ray."
+        raise UsageError(msg)
+    # Made now: a backend that is not installed is one sentence before the run directory exists.
+    executor = executor_for(backend, workers=workers, address=ray_address)
     quiet: bool = opts.pop("quiet") or as_json
     if resume is not None:
         stored = _resume_settings(ctx, resume, opts)
@@ -139,7 +150,7 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
                 click.echo(f"resuming: {cut_off}", err=True)
             if done or cut_off:
                 click.echo(f"resuming: {len(done)} episode(s) already recorded, {len(jobs)} to play", err=True)
-        if isinstance(player, Endpoint) and backend != "process":  # workers load their own copy
+        if isinstance(player, Endpoint) and backend == "asyncio":  # workers load their own copy
             prepare_model(player, quiet)  # the load is its own wait, not the first episode's
         # The summary is tallied as episodes finish: the run keeps no trajectory once it is on disk, so
         # its memory stays flat however many episodes it plays (and the garbage collector has less to walk).
@@ -160,8 +171,7 @@ def eval_command(ctx: click.Context, **opts: Any) -> None:
                     sink,
                     settings.get("timeout"),
                     progress,
-                    backend=backend,
-                    workers=workers,
+                    backend=executor,
                 )
                 run_sync(run)
             except KeyboardInterrupt:
@@ -207,8 +217,7 @@ async def _run_and_close(
     timeout: Any,
     progress: list[Any],
     *,
-    backend: str,
-    workers: int | None,
+    backend: Executor,
 ) -> None:
     try:
         await run_jobs(
@@ -221,7 +230,6 @@ async def _run_and_close(
             observers=progress,
             keep=False,
             backend=backend,
-            workers=workers,
         )
     finally:
         aclose = getattr(pol, "aclose", None)

@@ -10,6 +10,9 @@ decides *where* they are played:
   Each rebuilds the environment from ``env.source`` and the policy from its travel form once, plays the
   jobs it is dealt (with the asyncio pool, inside the worker), and streams each finished trajectory
   back; only this process writes the sink.
+- ``"ray"`` (`nenyax.ray.executor.RayExecutor`, in the ``nenyax-ray`` distribution): on Ray actors, on
+  this machine or a cluster (its ``address=``); each rebuilds the environment and the policy the same way,
+  and a worker lost mid-episode has that episode played again on another one.
 
 Backends are named by import strings (`BACKENDS`), so one shipped in another distribution (Ray, in
 ``nenyax-ray``) adds a row without core importing it.
@@ -126,18 +129,29 @@ class Executor(Protocol):
 BACKENDS: dict[str, str] = {
     "asyncio": "nenyax.core.engine.runner:AsyncioPool",
     "process": "nenyax.core.engine.process_pool:ProcessPool",
+    "ray": "nenyax.ray.executor:RayExecutor",
 }
-"""Backend name -> ``"module:Class"`` of its executor; the class takes ``workers=`` (None: its default)."""
+"""Backend name -> ``"module:Class"`` of its executor; the class takes ``workers=`` (None: its default), and
+``address=`` if it reaches other machines."""
+
+DISTRIBUTIONS: dict[str, str] = {"ray": "nenyax-ray"}
+"""The distribution a backend that core does not ship comes in (what to install when it is missing)."""
 
 DEFAULT_BACKEND = "asyncio"
 """The backend `run_jobs` and `env.rollouts` use when none is named."""
 
 
-def executor_for(backend: str | Executor | None = None, *, workers: int | None = None) -> Executor:
-    """The executor of `backend` (a name in `BACKENDS`, or an executor object), with `workers` processes."""
+def executor_for(
+    backend: str | Executor | None = None, *, workers: int | None = None, address: str | None = None
+) -> Executor:
+    """The executor of `backend` (a name in `BACKENDS`, or an executor object), with `workers` processes.
+
+    `address` says where a backend that reaches other machines connects (``ray``: ``auto``, ``host:port``
+    or ``ray://host:port``; None: a local instance).
+    """
     if backend is not None and not isinstance(backend, str):
-        if workers is not None:
-            msg = "workers= sizes a named backend; an executor object brings its own size."
+        if workers is not None or address is not None:
+            msg = "workers= and address= configure a named backend; an executor object brings its own."
             raise UsageError(msg)
         return backend
     name = backend or DEFAULT_BACKEND
@@ -147,6 +161,17 @@ def executor_for(backend: str | Executor | None = None, *, workers: int | None =
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         msg = f"workers must be an integer of at least 1, got {workers!r}."
         raise UsageError(msg)
+    if address is not None and name != "ray":
+        msg = f"address= says where a Ray cluster is; backend={name!r} plays on this machine (use backend='ray')."
+        raise UsageError(msg)
     module, _, attr = BACKENDS[name].partition(":")
-    cls: Any = getattr(importlib.import_module(module), attr)
-    return cls(workers=workers)  # type: ignore[no-any-return]
+    try:
+        found = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if name not in DISTRIBUTIONS or not module.startswith(exc.name or "\0"):
+            raise  # a dependency of an installed backend is missing: its own message says which
+        msg = f"The {name} backend is not installed; pip install {DISTRIBUTIONS[name]}."
+        raise UsageError(msg) from None
+    cls: Any = getattr(found, attr)
+    options = {} if address is None else {"address": address}
+    return cls(workers=workers, **options)  # type: ignore[no-any-return]

@@ -1,0 +1,411 @@
+"""The ``ray`` backend: episodes played by Ray actors, on this machine or a cluster (see core's `executors`).
+
+`RayExecutor.play` connects to Ray (no address: a local instance sized to `workers`, shut down at the
+end; ``auto``, ``host:port`` or ``ray://host:port``: an existing cluster; a Ray this process already
+initialised: that one, left as it is), starts `workers` actors (`nenyax.ray.worker.Player`, one CPU
+each, spread over the nodes), and has each rebuild the environment from its `EnvironmentSpec` and the
+policy from its `PolicyTicket` once. Every episode is one actor call whose return value is its
+trajectory: the driver awaits each call on its own event loop and hands the trajectory over
+(`publish_played_elsewhere`, then `on_trajectory`) the moment it arrives. Only the driver writes the sink.
+
+Each job is under way on at most one actor at a time, and a trajectory is handed over only from the
+call the driver is waiting on, so none is handed over twice. A call that fails with a Ray error lost
+its actor (a killed process, a lost node): its episode is played again on another actor, once
+(`MAX_ATTEMPTS`); lost twice, it is handed over as an ``infra_error`` trajectory saying so. A dead
+actor is replaced (at most `workers` times in a run), so a run loses capacity only when replacements
+die too; if none is left, `WorkerLostError` says how many episodes were not played.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import importlib.util
+import logging
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from nenyax.core.contract.failures import describe
+from nenyax.core.contract.trajectory import Status, Timing, Trajectory
+from nenyax.core.engine.executors import Job, Plan, TrajectoryFinished, publish_played_elsewhere
+from nenyax.core.engine.policies import CallablePolicy
+from nenyax.core.engine.process_pool import default_workers
+from nenyax.core.engine.travel import PolicyTicket, environment_spec, policy_ticket
+from nenyax.core.errors import NenyaxError, UsageError, WorkerLostError, plural
+from nenyax.ray.worker import Player
+
+if TYPE_CHECKING:
+    from nenyax.core.engine.policies import Policy
+
+MAX_ATTEMPTS = 2
+"""How many times an episode is started before a lost one is recorded as ``infra_error`` (one replay)."""
+
+STOP_GRACE_S = 10.0
+"""Seconds Ctrl-C waits for the actors to hand back their interrupted episodes before killing them."""
+
+CLOSE_GRACE_S = 5.0
+"""Seconds the actors get to close their environments at the end before they are killed."""
+
+
+class RayExecutor:
+    """The ``ray`` backend: `workers` Ray actors (default: one per CPU of the instance or cluster)."""
+
+    name = "ray"
+
+    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+        """Size the run and say where Ray is; nothing connects until `play`."""
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+            msg = f"workers must be an integer of at least 1, got {workers!r}."
+            raise UsageError(msg)
+        if address is not None and (not isinstance(address, str) or not address.strip()):
+            msg = f"address must be 'auto', 'host:port' or 'ray://host:port', got {address!r}."
+            raise UsageError(msg)
+        self.workers = workers
+        self.address = address
+
+    async def play(self, plan: Plan, on_trajectory: TrajectoryFinished) -> None:
+        """Play `plan` on Ray actors (see `Executor.play` for the contract)."""
+        spec = environment_spec(plan.env)  # both refused here, before Ray starts
+        ticket = policy_ticket(plan.policy)
+        if not plan.jobs:
+            return
+        started_here = _connect(self.address, self.workers)
+        try:
+            count = self.workers or _cluster_cpus()
+            run = _Run(plan, spec.to_data(), ticket, _by_value(plan.policy, ticket), on_trajectory)
+            await run.go(min(count, len(plan.jobs)))
+        finally:
+            if started_here:
+                import ray
+
+                ray.shutdown()
+
+
+def _connect(address: str | None, workers: int | None) -> bool:
+    """Make sure this process is connected to Ray; True if it started the instance (and so shuts it down)."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
+    if address is None:
+        try:
+            # "local": a new instance, even where `ray start` left a cluster that None would connect to.
+            ray.init(address="local", num_cpus=workers or default_workers(), include_dashboard=False, **quiet)
+        except Exception as exc:  # whatever stops Ray from starting is said in one sentence
+            msg = f"A local Ray instance could not start: {describe(exc).rstrip('.')}."
+            raise NenyaxError(msg) from exc
+        return True
+    if address.startswith("ray://") and importlib.util.find_spec("grpc") is None:
+        msg = f"The address {address} needs Ray Client; pip install 'nenyax-ray[client]'."
+        raise UsageError(msg)
+    try:
+        ray.init(address=address, **quiet)
+    except Exception as exc:  # an unreachable or refusing cluster is said in one sentence
+        msg = f"Could not connect to the Ray cluster at {address}: {describe(exc).rstrip('.')}."
+        raise NenyaxError(msg) from exc
+    return True
+
+
+def _cluster_cpus() -> int:
+    import ray
+
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def _by_value(policy: Policy, ticket: PolicyTicket) -> bytes | None:
+    """A function of the driver's script, pickled by value: a worker cannot import ``__main__`` by name."""
+    if ticket.kind != "function" or not ticket.name.startswith("__main__:"):
+        return None
+    import ray
+
+    fn = policy.fn if isinstance(policy, CallablePolicy) else policy
+    return bytes(ray.cloudpickle.dumps(fn))
+
+
+_PLAYER: Any = None
+
+
+def _player_class() -> Any:
+    """`Player` as a Ray actor class (made once per process: Ray exports each class it is given)."""
+    global _PLAYER
+    if _PLAYER is None:
+        import ray
+
+        _PLAYER = ray.remote(Player)
+    return _PLAYER
+
+
+@attrs.define(eq=False)
+class _Actor:
+    number: int
+    handle: Any
+    ready: bool = False
+    dead: bool = False
+    pid: int | None = None
+    host: str = ""
+    in_flight: int = 0
+
+
+@attrs.define(eq=False)
+class _Call:
+    actor: _Actor | None
+    """The actor the call went to (None: a job that never reached one again)."""
+    index: int | None = None
+    """The job's position in the plan; None for the actor's `load` call."""
+    job: Job | None = None
+    attempt: int = 1
+    dealt: float = 0.0
+
+
+class _Run:
+    """One `play`: the actors, the jobs left to deal, and the calls the driver is waiting on."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        spec_data: dict[str, Any],
+        ticket: PolicyTicket,
+        function: bytes | None,
+        on_trajectory: TrajectoryFinished,
+    ) -> None:
+        import ray
+
+        self.ray = ray
+        self.plan, self.on_trajectory = plan, on_trajectory
+        # One CPU each, spread over the nodes; Ray never restarts or retries them: a lost call is this
+        # run's to replay, so that no episode is ever played (and handed over) twice behind its back.
+        self.player = _player_class().options(
+            num_cpus=1,
+            max_restarts=0,
+            max_task_retries=0,
+            max_concurrency=plan.concurrency + 2,  # room for `interrupt` and `close` beside the episodes
+            scheduling_strategy="SPREAD",
+        )
+        self.args = (spec_data, ticket, function, plan.timeout)
+        # (index, job, attempt): a job lost with its actor goes back to the front, one attempt more.
+        self.todo: collections.deque[tuple[int, Job, int]] = collections.deque(
+            (index, job, 1) for index, job in enumerate(plan.jobs)
+        )
+        self.actors: list[_Actor] = []
+        self.pending: dict[asyncio.Future[Any], _Call] = {}
+        self.failed: list[BaseException] = []
+        self.died = 0
+        self.replays = 0
+        self.gave_up = 0
+        self.target = 0
+        self.replacements = 0
+        self.interrupting = False
+
+    async def go(self, count: int) -> None:
+        self.target = count
+        self.replacements = count  # a dead actor is replaced, at most as many times as there were actors
+        try:
+            for _ in range(count):
+                self._start()
+            while True:
+                self._deal()
+                if not self.pending:
+                    break
+                done, _ = await asyncio.wait(self.pending, return_when=asyncio.FIRST_COMPLETED)
+                for future in done:
+                    self._handle(future)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            await self._interrupt()
+            raise
+        finally:
+            await self._close()
+        self._give_up_on_replays()  # what is left had no actor to play on (or the run stopped)
+        if self.failed:
+            raise self.failed[0]
+        if self.todo:
+            self._raise_lost()
+
+    def _start(self) -> None:
+        actor = _Actor(number=len(self.actors), handle=self.player.remote(*self.args))
+        self.actors.append(actor)
+        self._await(actor.handle.load.remote(), _Call(actor=actor))
+
+    def _await(self, ref: Any, call: _Call) -> None:
+        self.pending[asyncio.wrap_future(ref.future())] = call
+
+    def _deal(self) -> None:
+        """Give each ready actor episodes up to `Plan.concurrency`, one at a time to each in turn."""
+        if self.failed or self.interrupting:
+            return
+        ready = [a for a in self.actors if a.ready and not a.dead]
+        while self.todo and ready:
+            for actor in list(ready):
+                if not self.todo:
+                    break
+                if actor.in_flight >= self.plan.concurrency:
+                    ready.remove(actor)
+                    continue
+                index, job, attempt = self.todo.popleft()
+                actor.in_flight += 1
+                call = _Call(actor=actor, index=index, job=job, attempt=attempt, dealt=time.time())
+                self._await(actor.handle.play.remote(job), call)
+
+    def _handle(self, future: asyncio.Future[Any]) -> None:
+        call = self.pending.pop(future)
+        actor = call.actor
+        assert actor is not None  # every call waited on went to an actor
+        if call.job is not None:
+            actor.in_flight -= 1
+        try:
+            reply = future.result()
+        except self.ray.exceptions.RayTaskError as exc:  # the actor's own method failed: no replay would help
+            if call.index is not None:
+                self._hand_over(call.index, self._lost(call, f"failed its Ray call ({_first_line(exc)})"))
+            else:
+                self._fail(NenyaxError(f"A Ray worker could not start: {_first_line(exc)}."))
+            return
+        except self.ray.exceptions.RayError as exc:  # the actor, its process or its node is gone
+            self._actor_died(actor)
+            if call.index is not None:
+                self._lost_call(call, exc)
+            self._replace()
+            return
+        kind = reply[0]
+        if call.index is None:
+            if kind == "broken":  # it could not rebuild the environment or the policy: nothing can run
+                self._fail(reply[1])
+            else:
+                actor.ready, actor.pid, actor.host = True, reply[1], reply[2]
+            return
+        if kind in ("done", "interrupted"):
+            self._hand_over(call.index, reply[1])
+        elif kind == "raised":  # a user mistake inside an episode: no new episodes, then re-raised
+            self._fail(reply[1])
+        # "cancelled": stopped before it recorded anything (Ctrl-C); there is nothing to hand over
+
+    def _hand_over(self, index: int, trajectory: Trajectory) -> None:
+        """The one place a trajectory (played, or lost with its actor) is handed to the caller."""
+        try:
+            publish_played_elsewhere(self.plan.observers, trajectory)  # the sink writes it here
+            self.on_trajectory(index, trajectory)
+        except BaseException as exc:  # noqa: BLE001 - the sink failed (a full disk): the run stops, as in-process
+            self._fail(exc)
+
+    def _fail(self, exc: BaseException) -> None:
+        if not self.failed:
+            self.failed.append(exc)
+
+    def _actor_died(self, actor: _Actor) -> None:
+        if actor.dead:
+            return
+        actor.dead = True
+        self.died += 1
+        with contextlib.suppress(Exception):  # unreachable rather than gone: make sure it plays nothing more
+            self.ray.kill(actor.handle, no_restart=True)
+
+    def _replace(self) -> None:
+        """Start an actor in place of a dead one, while there is work for it and replacements are left."""
+        if self.failed or self.interrupting or not self.todo or self.replacements < 1:
+            return
+        if sum(not a.dead for a in self.actors) < self.target:
+            self.replacements -= 1
+            self._start()
+
+    def _lost_call(self, call: _Call, exc: BaseException) -> None:
+        """An episode whose actor was lost: played again elsewhere, or recorded as lost to the infrastructure."""
+        assert call.index is not None
+        assert call.job is not None
+        if self.interrupting:
+            return  # Ctrl-C: what that actor had under way cannot be had any more
+        if call.attempt < MAX_ATTEMPTS and not self.failed:
+            self.replays += 1
+            self.todo.appendleft((call.index, call.job, call.attempt + 1))
+            return
+        self.gave_up += 1
+        why = "twice (it was replayed once, on another worker)" if call.attempt > 1 else "while the run was stopping"
+        self._hand_over(call.index, self._lost(call, f"died before the episode ended, {why}: {_died(exc)}"))
+
+    def _give_up_on_replays(self) -> None:
+        """The episodes waiting for a replay that no actor will play: lost, never dropped."""
+        if self.interrupting:
+            return
+        kept: collections.deque[tuple[int, Job, int]] = collections.deque()
+        for index, job, attempt in self.todo:
+            if attempt > 1:
+                self.gave_up += 1
+                call = _Call(actor=None, index=index, job=job, attempt=attempt)
+                self._hand_over(index, self._lost(call, "died before the episode ended, and no worker was left"))
+            else:
+                kept.append((index, job, attempt))
+        self.todo = kept
+
+    def _lost(self, call: _Call, what: str) -> Trajectory:
+        assert call.job is not None
+        env = self.plan.env
+        actor = call.actor
+        where = f" (pid {actor.pid} on {actor.host})" if actor is not None and actor.pid is not None else ""
+        return Trajectory(
+            env_uri=env.uri,
+            manifest_digest=env.digest,
+            mode=env.manifest.mode,
+            task_id=call.job.task,
+            seed=None,
+            policy=self.plan.policy.info,
+            status=Status.INFRA_ERROR,
+            judgment=None,
+            timing=Timing(started=call.dealt or time.time(), ended=time.time()),
+            error=f"The Ray worker playing this episode{where} {what}; it was not replayed again.",
+            group_id=call.job.group_id,
+            sample=call.job.sample,
+        )
+
+    async def _interrupt(self) -> None:
+        """Ctrl-C: every actor cancels its episodes and hands them back, or is killed after a grace period."""
+        self.interrupting = True
+        for actor in self.actors:
+            if actor.ready and not actor.dead:
+                actor.handle.interrupt.remote()
+        plays = [f for f, c in self.pending.items() if c.index is not None]
+        if not plays:
+            return
+        done, _ = await asyncio.wait(plays, timeout=STOP_GRACE_S)
+        for future in done:
+            self._handle(future)
+
+    async def _close(self) -> None:
+        """Every actor closes its environment (its sandboxes, its servers) for a few seconds, then all are killed."""
+        live = [a for a in self.actors if a.ready and not a.dead]
+        if live:
+            closing = [asyncio.wrap_future(a.handle.close.remote().future()) for a in live]
+            with contextlib.suppress(Exception):
+                await asyncio.wait(closing, timeout=CLOSE_GRACE_S)
+        for actor in self.actors:
+            if not actor.dead:
+                with contextlib.suppress(Exception):
+                    self.ray.kill(actor.handle, no_restart=True)
+        for future in self.pending:
+            future.cancel()
+        self.pending.clear()
+
+    def _raise_lost(self) -> None:
+        unplayed = len(self.todo)
+        msg = (
+            f"{self.died} Ray {plural('worker') if self.died != 1 else 'worker'} died during the run "
+            f"({self.replays} episode(s) replayed elsewhere, {self.gave_up} recorded as infra_error), and "
+            f"{unplayed} episode(s) were not played (run them again, e.g. `nenyax eval --resume`)."
+        )
+        raise WorkerLostError(msg)
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _died(exc: BaseException) -> str:
+    """Why Ray says the actor is gone, in a few words (its message is a page)."""
+    text = str(exc)
+    for marker in ("Worker exit detail: ", "The actor is dead because "):
+        if marker in text:
+            return text.split(marker, 1)[1].split(". ")[0].strip().rstrip(".")
+    return type(exc).__name__
