@@ -152,6 +152,21 @@ def test_bad_key_is_a_user_error_and_malformed_json_an_infra_failure():
     run(main())
 
 
+def test_a_key_the_server_echoes_back_in_its_error_is_not_in_the_message():
+    key = "sk-echoed-0123456789abcdef"
+
+    async def main():
+        async with ScriptedModelServer(faults=FaultPlan(rate=1.0, kinds=("401",))) as server:
+            with pytest.raises(UsageError, match="rejected the API key") as caught:
+                await OpenAIProvider(base_url=server.base_url, api_key=key, max_retries=0).complete(REQUEST)
+            assert server.authorizations == {f"Bearer {key}": 1}  # the server was sent it, and echoed it
+        return str(caught.value)
+
+    message = run(main())
+    assert key not in message
+    assert "Incorrect API key provided: <the API key>" in message
+
+
 def test_server_that_refuses_token_ids_is_asked_again_without_them():
     seen = []
 

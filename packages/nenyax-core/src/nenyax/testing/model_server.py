@@ -25,6 +25,8 @@ import orjson
 from aiohttp import web
 
 FAULTS = ("429", "500", "reset", "slow", "truncated")
+"""The transport faults a plan draws from by default. A plan may also name "401": the key refused, and
+echoed back in the error message as some servers do (for tests that a key is never recorded)."""
 
 
 @attrs.define
@@ -55,6 +57,8 @@ class ScriptedModelServer:
         self.requests = 0
         self.last_body: dict[str, Any] | None = None
         """The JSON body of the latest chat request, for tests that check what a client sent."""
+        self.authorizations: Counter[str] = Counter()
+        """Each chat request's ``Authorization`` header ("" for none), for tests that check a key was sent."""
         self.port = 0
         self._runner: web.AppRunner | None = None
 
@@ -96,9 +100,13 @@ class ScriptedModelServer:
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         self.requests += 1
         body = self.last_body = orjson.loads(await request.read())
+        self.authorizations[request.headers.get("Authorization", "")] += 1
         fault = self._fault()
         if fault == "429":
             return web.json_response({"error": {"message": "slow down"}}, status=429, headers={"Retry-After": "0"})
+        if fault == "401":
+            key = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            return web.json_response({"error": {"message": f"Incorrect API key provided: {key}"}}, status=401)
         if fault == "500":
             return web.json_response({"error": {"message": "internal error"}}, status=500)
         if fault == "reset":

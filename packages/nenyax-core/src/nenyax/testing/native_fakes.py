@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import string
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,17 @@ TOOLS = [
 def operands(task: str) -> tuple[int, int]:
     rng = random.Random(task)
     return rng.randint(2, 99), rng.randint(2, 99)
+
+
+def solving_reply(messages: list[dict[str, Any]]) -> str:
+    """A `ScriptedModelServer` reply that solves both doubles' tasks (the right product, the right shell
+    command), so that in a test of faults an episode left unscored stands out; "0" to anything else."""
+    prompt = str(messages[-1]["content"])
+    if match := re.search(r"What is (\d+) times (\d+)\?", prompt):
+        return str(int(match[1]) * int(match[2]))
+    if match := re.search(r"Write the word (\w+) into answer.txt", prompt):
+        return f"echo {match[1]} > answer.txt"
+    return "0"
 
 
 class ToolMathEnvironment(RolloutEnvironment):

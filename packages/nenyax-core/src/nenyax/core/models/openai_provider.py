@@ -214,7 +214,7 @@ class OpenAIProvider:
             raise _Retry(f"truncated or invalid JSON ({len(raw)} bytes)") from exc
 
     async def _refuse(self, response: aiohttp.ClientResponse) -> None:
-        text = (await response.text(errors="replace"))[:300]
+        text = self._redacted(await response.text(errors="replace"))[:300]
         status = response.status
         if status == 400 and self.token_ids and "return_token_ids" in text:
             self.token_ids = False
@@ -230,6 +230,10 @@ class OpenAIProvider:
             raise UsageError(msg)
         msg = f"The model server at {self.base_url} refused the request (HTTP {status}): {text.strip()}"
         raise InfraFailure(msg)
+
+    def _redacted(self, text: str) -> str:
+        """`text` without the API key: some servers echo a refused key in their error, and an error is recorded."""
+        return text.replace(self.api_key, "<the API key>") if self.api_key else text
 
     async def _read_stream(self, response: aiohttp.ClientResponse) -> dict[str, Any]:
         assembler = StreamAssembler()
