@@ -15,7 +15,10 @@ printed beside it. The trajectories of the three ways are compared (task, sample
 status, judgment): they must be the same. Run from the repository root with nenyax-core and
 nenyax-adapters-reasoning-gym installed:
 
-    python bench/executors.py [--episodes 6000] [--reference-episodes 30000] [--work 40] [--repeats 3]
+    python bench/executors.py [--episodes 6000] [--reference-episodes 30000] [--work 40] [--repeats 3] [--ray]
+
+With ``--ray`` (nenyax-ray installed) each policy is also played on a local Ray instance with 1 and 2
+workers, the same trajectories required.
 """
 
 from __future__ import annotations
@@ -109,10 +112,12 @@ def _per_episode(cpus, started, episodes):
     return parent, children
 
 
-def measure(name, policy, episodes, repeats):
+def measure(name, policy, episodes, repeats, ray=False):
     env = load(f"reasoning_gym:basic_arithmetic?size={episodes}&seed=42")
     jobs = [Job(task, None, 0) for task in env.task_ids()]
     ways = {"asyncio": ("asyncio", None), "process x1": ("process", 1), "process x2": ("process", 2)}
+    if ray:  # a local Ray instance started (and shut down) by each play: its start is in the wall time only
+        ways |= {"ray x1": ("ray", 1), "ray x2": ("ray", 2)}
     rates: dict[str, list[float]] = {way: [] for way in ways}
     walls: dict[str, list[float]] = {way: [] for way in ways}
     cpus: dict[str, list[tuple[float, float]]] = {way: [] for way in ways}
@@ -130,13 +135,19 @@ def measure(name, policy, episodes, repeats):
                 walls[way].append(wall)
                 facts.setdefault(way, played)
                 assert played == facts[way], f"{way} played other trajectories on repeat {repeat}"
-    same = facts["process x1"] == facts["asyncio"] == facts["process x2"]
+    same = all(facts[way] == facts["asyncio"] for way in ways)
     ok = sum(1 for f in facts["asyncio"] if f[4] is not None and f[4].score == 1.0)
-    print(f"{name}: {episodes} episodes, {ok} scored 1.0; same trajectories in all three ways: {same}")
+    print(f"{name}: {episodes} episodes, {ok} scored 1.0; same trajectories in all {len(ways)} ways: {same}")
     print(f"  a worker's start-up: {startup:.2f} CPU s (taken out of the workers' CPU per episode below)")
     for way in ways:
         rate, wall = statistics.median(rates[way]), statistics.median(walls[way])
         parent, children = _per_episode(cpus[way], startup * (ways[way][1] or 0), episodes)
+        if ways[way][0] == "ray":  # Ray's workers are the raylet's children, not ours: their CPU is not seen
+            print(
+                f"  {way:<11} {rate:9.0f} episodes/s (steady)   wall {wall:6.2f} s   CPU per episode: "
+                f"this process {parent:6.0f} us   (median of {repeats})"
+            )
+            continue
         print(
             f"  {way:<11} {rate:9.0f} episodes/s (steady)   wall {wall:6.2f} s   CPU per episode: "
             f"this process {parent:6.0f} us, workers {children:6.0f} us   (median of {repeats})"
@@ -153,6 +164,11 @@ def measure(name, policy, episodes, repeats):
         f"  2 workers / 1 worker: {two / one:.2f}x (goal >= 1.7)   "
         f"1 worker / asyncio: {one / anchor:.2f}x   2 workers / asyncio: {two / anchor:.2f}x"
     )
+    if ray:
+        ray_one, ray_two = statistics.median(rates["ray x1"]), statistics.median(rates["ray x2"])
+        print(
+            f"  ray: 2 workers / 1 worker {ray_two / ray_one:.2f}x   2 ray workers / 2 processes {ray_two / two:.2f}x"
+        )
     if not same:
         raise SystemExit("the backends played different trajectories")
 
@@ -164,12 +180,13 @@ def main() -> None:
     parser.add_argument("--reference-episodes", type=int, default=30000, help="Episodes of `reference` per way.")
     parser.add_argument("--work", type=int, default=WORK, help="Times `solve` works each answer out.")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--ray", action="store_true", help="Also play on backend='ray' (needs nenyax-ray).")
     args = parser.parse_args()
     os.environ["BENCH_WORK"] = str(args.work)  # the workers are fresh interpreters: they read it there
     WORK = args.work
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start")
-    measure(f"solve (module-level callable, work {args.work})", solve, args.episodes, args.repeats)
-    measure("reference", "reference", args.reference_episodes, args.repeats)
+    measure(f"solve (module-level callable, work {args.work})", solve, args.episodes, args.repeats, args.ray)
+    measure("reference", "reference", args.reference_episodes, args.repeats, args.ray)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
