@@ -26,6 +26,7 @@ from nenyax.core.engine.training import (
     Trainer,
     TrainSettings,
     read_rounds,
+    set_aside,
     split_tasks,
     train,
 )
@@ -191,3 +192,14 @@ def test_incontext_state_is_restored_in_a_new_process(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code, revision], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == [["t1", "yes", 1.0], ["t2", "y", 1.0], learner.revision]
+
+
+def test_set_aside_keeps_the_finished_rounds_lines_and_moves_the_rest_beside_them(tmp_path):
+    path = tmp_path / "trajectories.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"a": 2}\n{"a": 3}\n{"a": 4}\n{"cut')  # a killed writer's last line, cut off
+    assert set_aside(path, keep=2) == 2
+    assert path.read_bytes() == b'{"a": 1}\n{"a": 2}\n'
+    assert (tmp_path / "trajectories.interrupted.jsonl").read_bytes() == b'{"a": 3}\n{"a": 4}\n'
+    assert set_aside(path, keep=2) == 0  # nothing more to move: the file is left as it is
+    assert path.read_bytes() == b'{"a": 1}\n{"a": 2}\n'
+    assert set_aside(tmp_path / "missing.jsonl", keep=0) == 0

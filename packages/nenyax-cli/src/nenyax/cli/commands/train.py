@@ -177,8 +177,12 @@ def train_command(ctx: click.Context, **opts: Any) -> None:
             trainer = Trainer(
                 env, learner, out, train_settings, observers=observers, on_round=None if as_json else _say
             )
-            if resume is not None:
-                trainer.resume()
+            if resume is not None and (aside := trainer.resume()):
+                click.echo(
+                    f"{aside} episode(s) of the unfinished round set aside in *.interrupted.jsonl; "
+                    "that round is played again",
+                    err=True,
+                )
             try:
                 rounds = trainer.run()
             except KeyboardInterrupt:

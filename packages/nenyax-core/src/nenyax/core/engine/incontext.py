@@ -87,6 +87,11 @@ class IncontextPolicy:
         content = call.response.get("content")
         return content if isinstance(content, str) else ""
 
+    async def aclose(self) -> None:
+        """Close the endpoint's connections on this loop: a sync `rollouts` call's loop ends after it, and
+        `nenyax train` runs one per phase (left open, each loop's client session was reported unclosed)."""
+        await self.endpoint.aclose()
+
 
 class IncontextLearner:
     """Keeps the `examples` best worked examples seen so far, one per task, highest score first."""
@@ -169,4 +174,4 @@ class IncontextLearner:
         self.examples = tuple(Example(**e) for e in state["examples"])
 
     def close(self) -> None:
-        """Nothing to release: the Endpoints' connections close with their event loops."""
+        """Nothing to release: each loop's connections are closed by the policy at that loop's end (`aclose`)."""

@@ -24,6 +24,7 @@ best revision and the next round starts (a round cut short is played again; its 
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from collections import Counter
@@ -40,6 +41,7 @@ from nenyax.core.errors import InfraFailure, UsageError
 
 METRICS = "metrics.jsonl"
 HELDOUT = "heldout.jsonl"
+TRAJECTORIES = "trajectories.jsonl"
 CHECKPOINTS = "checkpoints"
 PLOT = "plot.png"
 HELDOUT_SPLITS = ("heldout", "validation", "test", "eval")
@@ -202,11 +204,19 @@ class Trainer:
         if self.on_round is not None:
             self.on_round(result)
 
-    def resume(self) -> None:
-        """Continue after the last finished round of this directory (the learner restored to the best one)."""
+    def resume(self) -> int:
+        """Continue after the last finished round of this directory (the learner restored to the best one).
+
+        The round that was under way when the run stopped is played again from its start, so the episodes
+        it had recorded are set aside, not lost: moved to ``<name>.interrupted.jsonl`` beside each file,
+        which then holds every finished round's episodes exactly once. Returns how many were set aside.
+        """
         self.rounds = read_rounds(self.path)
         if self.rounds:
             self.learner.restore(self.best.revision)
+        played = sum(sum(r.train_statuses.values()) for r in self.rounds)
+        measured = sum(sum(r.heldout_statuses.values()) for r in self.rounds)
+        return set_aside(self.path / TRAJECTORIES, keep=played) + set_aside(self.path / HELDOUT, keep=measured)
 
     def baseline(self) -> RoundResult:
         """Round 0: the learner measured and saved before any update."""
@@ -235,7 +245,7 @@ class Trainer:
             tasks,
             n=self.settings.group_size,
             concurrency=self.settings.concurrency,
-            sink=self.path / "trajectories.jsonl",
+            sink=self.path / TRAJECTORIES,
             timeout=self.settings.timeout,
             observers=self.observers,
         )
@@ -271,6 +281,27 @@ class Trainer:
         for number in range(self.rounds[-1].round + 1, self.settings.rounds + 1):
             self.play_round(number)
         return self.rounds
+
+
+def set_aside(path: Path, *, keep: int) -> int:
+    """Keep the first `keep` complete lines of the JSONL file `path`; append the other complete lines to
+    ``<stem>.interrupted.jsonl`` (synced before `path` is rewritten) and return how many; a line a killed
+    writer cut off was never a record and is dropped."""
+    if not path.exists():
+        return 0
+    lines = path.read_bytes().splitlines(keepends=True)
+    complete = [line for line in lines if line.endswith(b"\n")]
+    head, rest = complete[:keep], complete[keep:]
+    if rest:
+        with path.with_name(f"{path.stem}.interrupted.jsonl").open("ab") as aside:
+            aside.write(b"".join(rest))
+            aside.flush()
+            os.fsync(aside.fileno())
+    if len(head) != len(lines):
+        draft = path.with_name(f"{path.name}.draft")
+        draft.write_bytes(b"".join(head))
+        os.replace(draft, path)
+    return len(rest)
 
 
 def train(
