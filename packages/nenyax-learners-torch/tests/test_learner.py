@@ -185,13 +185,16 @@ def test_restore_refuses_what_is_not_a_checkpoint(learner, tmp_path):
 
 @pytest.mark.parametrize("name", ["dapo", "gspo", "rloo", "rft", "dpo"])
 def test_each_other_learner_makes_a_finite_update_that_moves_the_weights(name, learner, env):
-    """The same real episodes (sampled by the grpo learner's policy, scored by rank) train every other preset.
+    """The same real episodes (played by the grpo learner's policy, scored by rank) train every other preset.
 
-    Sampled, not greedy: two greedy replies are the same tokens, and DPO's loss on a pair of equal replies has
-    no gradient at all (its chosen and rejected terms cancel), so its weights could not move."""
-    groups = ranked(env.groups(learner.policy(), env.task_ids()[5:6], n=2))
-    [first, second] = groups[0].trajectories
-    assert first.model_calls[0].completion_token_ids != second.model_calls[0].completion_token_ids
+    DPO's pair is sampled: two greedy replies are the same tokens, and DPO's loss on equal replies has no
+    gradient (its chosen and rejected terms cancel). The others keep the greedy pair: GSPO's tight sequence
+    clip zeroes every term of a sampled pair whose recorded logprobs came at another temperature."""
+    policy = learner.policy() if name == "dpo" else learner.eval_policy()
+    groups = ranked(env.groups(policy, env.task_ids()[5:6], n=2))
+    if name == "dpo":
+        [first, second] = groups[0].trajectories
+        assert first.model_calls[0].completion_token_ids != second.model_calls[0].completion_token_ids
     other = default_registry().create("learner", name, **LEARNER)
     try:
         before = other.model.model.layers[0].self_attn.q_proj.weight.detach().clone()
