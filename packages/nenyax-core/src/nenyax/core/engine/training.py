@@ -17,8 +17,8 @@ The held-out score is the mean judged score of the episodes the policy is answer
 ``policy_error``); an infrastructure failure is left out of it and counted, never scored as 0.
 
 ``resume=True`` continues a killed run from its last finished round: the learner is restored to the
-best revision and the next round starts (a round cut short is played again; its episodes stay in
-``trajectories.jsonl``).
+best revision and the next round starts (a round cut short is played again; the episodes it had
+recorded move to ``trajectories.interrupted.jsonl`` and ``heldout.interrupted.jsonl``).
 """
 
 from __future__ import annotations
