@@ -108,10 +108,14 @@ def responder(
     if isinstance(pol, Endpoint):
         return pol.send  # forwarded: the provider records token ids and logprobs
     if isinstance(pol, ReferencePolicy):
+        reply = getattr(env, "reference_reply", None)
+        if reply is None and env.manifest.mode is not Mode.TASK:
+            # Refused before the episode: raised inside the proxy, it would read as the model server failing.
+            msg = f"{env.uri} has no reference reply to answer its loop's model calls with."
+            raise UnsupportedPolicyError(msg)
 
         async def answer(request: ChatRequest) -> ModelCall:
             # Task mode's reference is the harness's own solution agent, which makes no model calls.
-            reply = getattr(env, "reference_reply", None)
             if reply is None:
                 msg = f"{env.uri} runs its reference as the harness's own agent; it answers no model calls."
                 raise UnsupportedPolicyError(msg)
