@@ -55,6 +55,7 @@ class SlowEnvironment(ArithEnvironment):
 
 class SlowAdapter(ArithAdapter):
     def load(self, uri, context=None):
+        time.sleep(float(uri.params.get("load", 0)))  # an environment (or a model) slow to load
         caps = Capabilities(seeded=True, stable_task_ids=True, reference_policy=True, max_turns=None)
         env = SlowEnvironment(uri.raw, size=5, seed=0, capabilities=caps)
         env.delay, env.turns = float(uri.params.get("delay", 0.2)), int(uri.params.get("turns", 1000))
@@ -156,6 +157,17 @@ def test_timeout_bounds_try_and_records_the_episode_as_timeout(site, tmp_path):
     assert time.monotonic() - began < 15  # imports included; the step alone would take 5 s per turn
     assert proc.returncode == 1, err
     assert json.loads(saved.read_text())["status"] == "timeout"
+
+
+def test_timeout_bounds_try_s_loading_too(site, tmp_path):
+    # The environment takes 30 s to load: --timeout 2 counts from the command's start, not the episode's.
+    began = time.monotonic()
+    proc = start(site, tmp_path / "mark", "try", "arith:add?load=30", "--policy", "reference", "--timeout", "2")
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - began < 15  # 2 s, the 2 s grace to record an episode, and the imports
+    assert proc.returncode == 1, err
+    assert "within its --timeout of 2 s" in err
+    assert "Traceback" not in err
 
 
 @pytest.mark.parametrize("background", [False, True], ids=["foreground", "sigint-ignored"])

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from nenyax.cli import deadline
 from nenyax.cli.exits import EXIT_CODES_HELP, INTERRUPTED, USER_ERROR, report_error
 from nenyax.core.errors import NenyaxError, did_you_mean
 from nenyax.core.kinds import KINDS
@@ -102,6 +103,7 @@ class LazyGroup(click.Group):
     def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
         # Click's own usage errors print usage, a hint and the error on four lines; one sentence
         # (with where to look) is what every other mistake gets here, or a JSON object with --json.
+        deadline.start_clock()  # --timeout counts from here: loading what the command needs counts too
         argv = list(sys.argv[1:] if args is None else args)
         as_json = self.as_json = _wants_json(argv)
         kwargs["standalone_mode"] = False

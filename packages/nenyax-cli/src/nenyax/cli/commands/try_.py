@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import click
 
-from nenyax.cli.deadline import command_deadline
+from nenyax.cli.deadline import command_deadline, remaining
 from nenyax.cli.exits import FAILURE, INTERRUPTED, SUCCESS
 from nenyax.cli.params import (
     chosen_options,
@@ -49,7 +49,7 @@ from nenyax.core.engine.summary import summarize
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    help="Seconds before the episode ends as timeout.",
+    help="Seconds the whole command may take (loading included); the episode ends as timeout when they run out.",
 )
 @click.option("--max-tokens", type=int, default=256, show_default=True, help="Most tokens per model reply.")
 @click.option("--temperature", type=float, default=0.7, show_default=True, help="Sampling temperature.")
@@ -102,35 +102,39 @@ def try_command(
     player: object = policy
     sampling: dict[str, Any] = {}
     set_by_user = chosen_options(ctx)
-    if policy is None:
-        given = merged_params(ctx, params)
-        set_by_user |= set(given) & {"max_tokens", "temperature"}
-        base = {"max_tokens": max_tokens, "temperature": temperature}
-        sampling = {**base, **given}
-        explicit = {**{k: v for k, v in base.items() if k in set_by_user}, **given}
-        defaults = {k: v for k, v in base.items() if k not in set_by_user}  # a native loop's own values win
-        player = Endpoint(
-            model, base_url=base_url, api_key_env=api_key_env, constrain=constrain, defaults=defaults, **explicit
-        )
-        player.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any episode
     # Before the episode: a long episode must not be lost to a typo.
     if html_path is not None:
         check_writable(html_path, "--html")
     if save is not None:
         (check_writable if save.suffix == ".jsonl" else check_run_dir)(save, "--save")
     traces = Traces(trace)  # an unknown tracer or a missing key: refused before the episode
-    env = load(uri)
-    manifest = env.manifest
-    started = time.perf_counter()
+    env = None
+    # --timeout bounds the whole command: the provider's imports, the environment's load and an embedded
+    # model's load count too; the episode gets what is left, so its own timer fires first and records it.
     try:
         with command_deadline(timeout):
+            if policy is None:
+                given = merged_params(ctx, params)
+                set_by_user |= set(given) & {"max_tokens", "temperature"}
+                base = {"max_tokens": max_tokens, "temperature": temperature}
+                sampling = {**base, **given}
+                explicit = {**{k: v for k, v in base.items() if k in set_by_user}, **given}
+                defaults = {k: v for k, v in base.items() if k not in set_by_user}  # a native loop's own values win
+                chosen_model = {"base_url": base_url, "api_key_env": api_key_env, "constrain": constrain}
+                player = Endpoint(model, **chosen_model, defaults=defaults, **explicit)
+                player.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any episode
+            env = load(uri)
+            manifest = env.manifest
+            started = time.perf_counter()
             if isinstance(player, Endpoint):
                 prepare_model(player, quiet or as_json)  # its own wait, not the first call's latency
-            traj = env.rollout(player, task=task, seed=seed, timeout=timeout, observers=traces.observers)
+            left = remaining(timeout)
+            traj = env.rollout(player, task=task, seed=seed, timeout=left, observers=traces.observers)
     except EpisodeInterrupted as interrupt:
         traj = cast("Trajectory", interrupt.trajectory)  # Ctrl-C: what was played, status interrupted
     finally:
-        env.close()
+        if env is not None:
+            env.close()
         traces.close()  # flushed; spans lost are said once, the exit code unchanged
     written = []
     if save is not None and save.suffix == ".jsonl":
