@@ -181,7 +181,7 @@ def test_adapter_check_passes_on_a_sound_adapter_and_fails_on_a_broken_one(site,
 
 
 def test_a_kind_check_command_exists_for_each_kind_with_a_kit_and_only_those(monkeypatch):
-    import attrs
+    import dataclasses
 
     from nenyax.cli import main
     from nenyax.cli.commands import conformance
@@ -200,17 +200,17 @@ def test_a_kind_check_command_exists_for_each_kind_with_a_kit_and_only_those(mon
     assert {name for name in main.COMMANDS if name.endswith("-check")} == kits
     assert conformance.adapter_check_command.name == "adapter-check"
     # Take a kind's kit out of the table and its command goes; give it one and the command follows.
-    monkeypatch.setitem(conformance.KINDS, "judge", attrs.evolve(KINDS["judge"], kit=None))
+    monkeypatch.setitem(conformance.KINDS, "judge", dataclasses.replace(KINDS["judge"], kit=None))
     monkeypatch.delitem(vars(conformance), "judge_check_command", raising=False)
     with pytest.raises(AttributeError):
         conformance.judge_check_command  # noqa: B018 - no kit, no command
-    monkeypatch.setitem(conformance.KINDS, "judge", attrs.evolve(KINDS["judge"], kit="x:Y"))
+    monkeypatch.setitem(conformance.KINDS, "judge", dataclasses.replace(KINDS["judge"], kit="x:Y"))
     monkeypatch.delitem(vars(conformance), "judge_check_command", raising=False)
     command = conformance.judge_check_command
     assert command.name == "judge-check"
     assert "installed judge" in (command.help or "")
     # `nenyax <kind>-check` for a kind without a kit says so (every kind has one now: shown with one taken out).
-    monkeypatch.setitem(main.KINDS, "judge", attrs.evolve(KINDS["judge"], kit=None))
+    monkeypatch.setitem(main.KINDS, "judge", dataclasses.replace(KINDS["judge"], kit=None))
     said = main._no_kit("judge-check") or ""
     assert said.startswith("There is no conformance kit for judge plugins yet, so no `nenyax judge-check`")
     assert main._no_kit("adapter-check") is None
