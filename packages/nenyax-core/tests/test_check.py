@@ -3,6 +3,7 @@
 The adapters below over- or under-claim on purpose, since no real environment is broken in exactly that way.
 """
 
+import re
 import time
 
 import pytest
@@ -353,3 +354,53 @@ def test_the_floor_is_measured_on_many_more_tasks_than_the_sample():
     assert floor.margin == pytest.approx(1.0 - floor.score)
     evidence = next(r.evidence for r in report.results if r.id == "audited/reference-beats-floor")
     assert f"over 100 tasks (at most {floor.upper:.2f}, 95% upper bound)" in evidence
+
+
+def _result(report, check_id):
+    return next(r for r in report.results if r.id == check_id)
+
+
+def test_a_single_turn_claim_broken_in_steps_fails_and_says_by_how_many():
+    # checks._episode_completes: "STEP(S)"
+    report = check("arith:add", samples=2, registry=_registry("nenyax.testing.fakes:NotMultiTurnAdapter"))
+    completes = _result(report, "evaluable/episode-completes")
+    assert completes.outcome is TierOutcome.FAILED
+    pattern = r"The null episode of add/0/\d took 2 step\(s\), but the environment claims not multi_turn\."
+    assert re.fullmatch(pattern, completes.evidence), completes.evidence
+    assert report.tier is Tier.CONNECTABLE
+
+
+def test_a_passing_episode_names_the_policy_that_played():
+    # checks._name: str(None) for a policy named by a string
+    report = check("arith:add?size=8", registry=_registry())
+    assert re.match(r"A null episode of add/0/\d ", _result(report, "evaluable/episode-completes").evidence)
+
+
+def test_a_fresh_interpreter_that_plays_other_steps_fails_with_both_scores():
+    # checks._fresh_process: there["SCORE"] (the message itself raised, and the check errored)
+    report = check(
+        "arith:add?elsewhere=differ", samples=2, registry=_registry("nenyax.testing.fakes:ProcessBoundAdapter")
+    )
+    fresh = _result(report, "trainable/fresh-process")
+    assert fresh.outcome is TierOutcome.FAILED
+    assert re.search(r"the reference policy on add/0/\d \(seed 0\) played other steps", fresh.evidence)
+    assert "scoring 0 there" in fresh.evidence
+    assert "scoring 0 here" in fresh.evidence
+
+
+def test_an_environment_that_fails_to_load_elsewhere_fails_the_fresh_process_check():
+    # checks._fresh_process: `or sources` (any error would have been skipped as "plugins of this process only")
+    uri = f"arith:add?elsewhere=fail&home={hash('nenyax')}"
+    report = check(uri, samples=2, registry=_registry("nenyax.testing.fakes:ProcessBoundAdapter"))
+    fresh = _result(report, "trainable/fresh-process")
+    assert fresh.outcome is TierOutcome.FAILED
+    assert f"loading {uri} and replaying add/0/" in fresh.evidence
+    assert "this environment's state lives in the process that made it" in fresh.evidence
+
+
+def test_a_trajectory_recording_another_digest_than_its_environment_s_fails():
+    # checks._model_path_recorded: `digest != ... and uri != ...` (a wrong digest alone must fail)
+    report = check("arith:add", samples=2, registry=_registry("nenyax.testing.fakes:DriftingDigestAdapter"))
+    recorded = _result(report, "trainable/model-path-recorded")
+    assert recorded.outcome is TierOutcome.FAILED
+    assert "not the environment's 'arith:add'" in recorded.evidence

@@ -367,6 +367,76 @@ class UnreachableAdapter(ArithAdapter):
         raise InfraFailure(msg)
 
 
+class TwoStepSession(ArithSession):
+    """Asks for its answer twice: two steps, whatever the environment claims."""
+
+    def __init__(self, env: ArithEnvironment, task: str) -> None:
+        super().__init__(env, task)
+        self.acts = 0
+
+    @property
+    def done(self) -> bool:
+        return self.acts >= 2
+
+    def act(self, action: Any) -> Step:
+        self.acts += 1
+        step = super().act(action)
+        return attrs.evolve(step, terminated=self.done)
+
+
+class TwoStepArith(ArithEnvironment):
+    def session(self, task: str | None = None, seed: int | None = None) -> ArithSession:
+        return TwoStepSession(self, task or self.task_ids(limit=1)[0])
+
+
+class NotMultiTurnAdapter(ArithAdapter):
+    """Claims single-turn episodes (no `max_turns` to cut them at), and plays two turns."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        caps = Capabilities(seeded=True, stable_task_ids=True, reference_policy=True, multi_turn=False)
+        return TwoStepArith(uri.raw, size=4, seed=0, capabilities=caps)
+
+
+class ProcessBoundSession(ArithSession):
+    def reference_action(self) -> Any:
+        """A reference answer carrying the process id: another interpreter plays other steps."""
+        return f"{self.a + self.b} (process {os.getpid()})"
+
+
+class ProcessBoundArith(ArithEnvironment):
+    def session(self, task: str | None = None, seed: int | None = None) -> ArithSession:
+        return ProcessBoundSession(self, task or self.task_ids(limit=1)[0])
+
+
+class ProcessBoundAdapter(ArithAdapter):
+    """Plays differently in every process (``?elsewhere=differ``), or loads only where ``hash("nenyax")`` is
+    ``home`` (``?elsewhere=fail&home=N``: an interpreter with another hash seed cannot load it): what a fresh
+    interpreter's replay must catch."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        if uri.params.get("elsewhere") == "fail" and int(uri.params.get("home", 0)) != hash("nenyax"):
+            msg = "this environment's state lives in the process that made it"
+            raise RuntimeError(msg)
+        if uri.params.get("elsewhere") == "differ":
+            return ProcessBoundArith(uri.raw, size=4, seed=0)
+        return ArithEnvironment(uri.raw, size=4, seed=0)
+
+
+class DriftingDigestArith(ArithEnvironment):
+    @property
+    def digest(self) -> str:
+        """Another digest each time it is read: a trajectory's can never be the environment's."""
+        self._reads = getattr(self, "_reads", 0) + 1
+        return f"sha256:{self._reads:064d}"
+
+
+class DriftingDigestAdapter(ArithAdapter):
+    """Its trajectories record a manifest digest the environment no longer reports."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        return DriftingDigestArith(uri.raw, size=4, seed=0)
+
+
 class ScriptedChat:
     """A text policy replying from a script (a string, or a function of the `Turn`), standing in for a chat model.
 
