@@ -299,6 +299,18 @@ def integration(session: nox.Session) -> None:
     _release_on_ci(session)
 
 
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Issue 25's benchmarks (P1-P9) in one run, their table in bench/README.md rewritten (not part of CI).
+
+    Every distribution of `integration` is installed, with the test groups the benchmarks' anchors come
+    from (TRL, OpenEnv's own server, ors-sdk); `nox -s bench -- --only P2` reruns one group, unwritten.
+    """
+    groups = _third_party(r for p in PACKAGES if p not in OWN_SESSIONS for r in _test_group(p))
+    _install_local(session, *(p for p in PACKAGES if p not in OWN_SESSIONS), extra=groups)
+    session.run("python", "bench/run.py", *session.posargs, env=_env(session))
+
+
 def _build_wheels(session: nox.Session) -> Path:
     """Every distribution's wheel, built without its dependencies by the session's own hatchling."""
     session.install(*BUILD_BACKEND, "pip")  # a uv virtualenv has no pip; `pip wheel` builds all in one process

@@ -20,6 +20,7 @@ import statistics
 import time
 
 import aiohttp
+from _report import figure
 from _server import scripted_server
 
 from nenyax.core import Endpoint, Status
@@ -109,6 +110,19 @@ def main() -> None:
         f"nenyax wall / floor {wall['nenyax'] / floor:.2f} (goal <= 1.25); bare {wall['bare'] / floor:.2f}"
     )
     print(f"latency-only ideal {waves:.3f} s: nenyax wall / ideal {wall['nenyax'] / waves:.2f}")
+    said = f"{n} episodes at concurrency {args.concurrency}, median of {args.repeats}"
+    figure(
+        "P2.wall",
+        wall["nenyax"] / floor,
+        goal=1.25,
+        detail=f"{said}: wall {wall['nenyax']:.2f} s, floor {floor:.2f} s (bare {wall['bare'] / floor:.2f})",
+    )
+    figure(
+        "P2.cpu",
+        cpu_call["nenyax"] / cpu_call["bare"],
+        goal=1.3,
+        detail=f"{said}: {cpu_call['nenyax'] * 1e3:.3f} vs {cpu_call['bare'] * 1e3:.3f} ms CPU per call",
+    )
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import time
 
 import gymnasium as gym
 import reasoning_gym
+from _report import figure
 
 from nenyax.core import load
 
@@ -164,6 +165,9 @@ def main() -> None:
                 continue
             us = statistics.median(times) / n * 1e6  # type: ignore[type-var]
             print(f"{case:<12} {way:<10} {raw_us:>10.1f} {us:>13.1f} {us / raw_us:>7.2f} {us / plain_us:>8.3f}")
+            if way == "none":
+                said = f"{us:.1f} vs {raw_us:.1f} us per episode, {n} episodes, median of {args.repeats}"
+                figure(f"P1e.{case}", us / raw_us, goal=1.3, detail=said)
 
 
 if __name__ == "__main__":

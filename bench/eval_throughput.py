@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 import reasoning_gym
+from _report import figure
 
 
 def anchor(n: int) -> float:
@@ -73,6 +74,11 @@ def main() -> None:
     print(f"nenyax eval, eval loop  : {lo:.3f} s  {n / lo:,.0f} episodes/s   ratio {lo / r:.2f} (goal <= 1.3)")
     print(f"nenyax eval, whole cmd  : {w:.3f} s  {n / w:,.0f} episodes/s   ratio {w / r:.2f}")
     print(f"run directory           : {statistics.median(sizes) / n:,.0f} bytes per episode")
+    said = (
+        f"eval loop {n / lo:,.0f} vs {n / r:,.0f} episodes/s ({n:,} tasks, median of {args.repeats}); "
+        f"whole command {w / r:.2f}x"
+    )
+    figure("P8", lo / r, goal=1.3, detail=said)
 
 
 if __name__ == "__main__":
