@@ -120,8 +120,14 @@ def try_command(
                 sampling = {**base, **given}
                 explicit = {**{k: v for k, v in base.items() if k in set_by_user}, **given}
                 defaults = {k: v for k, v in base.items() if k not in set_by_user}  # a native loop's own values win
-                chosen_model = {"base_url": base_url, "api_key_env": api_key_env, "constrain": constrain}
-                player = Endpoint(model, **chosen_model, defaults=defaults, **explicit)
+                player = Endpoint(
+                    model,
+                    base_url=base_url,
+                    api_key_env=api_key_env,
+                    constrain=constrain,
+                    defaults=defaults,
+                    **explicit,
+                )
                 player.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any episode
             env = load(uri)
             manifest = env.manifest
