@@ -114,6 +114,9 @@ def test_observations_option_keeps_all_the_last_or_none():
     assert all(s.observation is not None for s in every.steps)
     assert [s.observation for s in last.steps] == [None] * 4 + [every.steps[-1].observation]
     assert [s.observation for s in none.steps] == [None] * 5
+    assert every.final_observation is not None
+    assert last.final_observation == every.final_observation
+    assert none.final_observation is None  # an image episode recorded with `none` keeps no frame at all
     assert [s.reward for s in none.steps] == [s.reward for s in every.steps]
     assert load(_uri("box", "&observations=last")).manifest.extra["observations"] == "last"
 

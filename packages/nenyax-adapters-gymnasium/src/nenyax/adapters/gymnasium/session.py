@@ -119,7 +119,10 @@ class GymSession(Session):
         )
 
     def recorded_observation(self, observation: Any) -> Any:
-        """The JSON form of a native observation: arrays in core's encoding (dtype, shape, numbers or bytes)."""
+        """The JSON form of a native observation: arrays in core's encoding (dtype, shape, numbers or bytes);
+        None with ``observations=none``, whose record keeps no observation at all (the final one included)."""
+        if self._record == "none":
+            return None
         if self._array_obs and type(observation) is np.ndarray:
             return encode(observation)  # the hot path of CartPole-like envs
         return to_json(self._obs_space, observation)
