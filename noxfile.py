@@ -293,9 +293,12 @@ def integration(session: nox.Session) -> None:
     _ensure_debian(session, ["chromium", *_debian(PACKAGES)])  # chromium: the HTML replay, in a real browser
     # Each distribution's test group too: the tier tables are measured with the adapters' test extras.
     groups = _third_party(r for p in PACKAGES if p not in OWN_SESSIONS for r in _test_group(p))
-    _install_local(session, *PACKAGES, extra=["pytest>=8", "pytest-timeout", "build", *groups])
+    _install_local(session, *PACKAGES, extra=["pytest>=8", "pytest-timeout", "pytest-xdist>=3.6", "build", *groups])
     env = _env(session, **_server_venvs(session, list(PACKAGES)))
-    session.run(*PYTEST, "--durations=15", "tests", *session.posargs, env=env)
+    # Two workers, each test file kept whole on one (a tier table's module fixture measures once): the suite
+    # is mostly single-threaded waits on servers, subprocesses and a model, so two share two cores well.
+    workers = ["-n", os.environ.get("NENYAX_TEST_WORKERS", "2"), "--dist", "loadfile"]
+    session.run(*PYTEST, *workers, "--durations=15", "tests", *session.posargs, env=env)
     _release_on_ci(session)
 
 
