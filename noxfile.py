@@ -194,6 +194,11 @@ def _test_group(package: str) -> list[str]:
     return _pyproject(package).get("dependency-groups", {}).get("test", ["pytest"])
 
 
+def _shared_test_groups() -> list[str]:
+    """The third-party test groups of every distribution tested in the shared environment (not `OWN_SESSIONS`)."""
+    return _third_party(r for p in PACKAGES if p not in OWN_SESSIONS for r in _test_group(p))
+
+
 def _third_party(requirements: Iterable[str]) -> list[str]:
     return [r for r in requirements if _name(r) not in PACKAGES]
 
@@ -292,7 +297,7 @@ def integration(session: nox.Session) -> None:
     """Every distribution installed together, and the root tests/ suite."""
     _ensure_debian(session, ["chromium", *_debian(PACKAGES)])  # chromium: the HTML replay, in a real browser
     # Each distribution's test group too: the tier tables are measured with the adapters' test extras.
-    groups = _third_party(r for p in PACKAGES if p not in OWN_SESSIONS for r in _test_group(p))
+    groups = _shared_test_groups()
     _install_local(session, *PACKAGES, extra=["pytest>=8", "pytest-timeout", "pytest-xdist>=3.6", "build", *groups])
     env = _env(session, **_server_venvs(session, list(PACKAGES)))
     # Two workers, each test file kept whole on one (a tier table's module fixture measures once): the suite
@@ -309,7 +314,7 @@ def bench(session: nox.Session) -> None:
     Every distribution of `integration` is installed, with the test groups the benchmarks' anchors come
     from (TRL, OpenEnv's own server, ors-sdk); `nox -s bench -- --only P2` reruns one group, unwritten.
     """
-    groups = _third_party(r for p in PACKAGES if p not in OWN_SESSIONS for r in _test_group(p))
+    groups = _shared_test_groups()
     _install_local(session, *(p for p in PACKAGES if p not in OWN_SESSIONS), extra=groups)
     session.run("python", "bench/run.py", *session.posargs, env=_env(session))
 

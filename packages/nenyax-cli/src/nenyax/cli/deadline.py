@@ -22,10 +22,10 @@ _started: float | None = None
 """When the running command started (`time.monotonic`); None outside a command."""
 
 
-def start_clock(at: float | None = None) -> None:
-    """Start the command's clock `at` a `time.monotonic` reading (now when None)."""
+def start_clock() -> None:
+    """Start the running command's clock now."""
     global _started
-    _started = time.monotonic() if at is None else at
+    _started = time.monotonic()
 
 
 def remaining(seconds: float | None) -> float | None:
