@@ -174,9 +174,9 @@ def _server_venvs(session: nox.Session, packages: set[str] | list[str]) -> dict[
         python, stamp = venv / "bin" / "python", venv / "nenyax-server-venv.json"
         if not (python.exists() and stamp.exists() and stamp.read_text() == wanted):
             interpreter = _find_python(session, spec["python"])
-            session.run("uv", "venv", "-q", "--clear", "--python", interpreter, str(venv), external=True)
+            session.run_install("uv", "venv", "-q", "--clear", "--python", interpreter, str(venv), external=True)
             install = ["uv", "pip", "install", "-q", "--python", str(python)]
-            session.run(*install, *spec["requires"], *CONSTRAINTS, external=True)
+            session.run_install(*install, *spec["requires"], *CONSTRAINTS, external=True)
             stamp.write_text(wanted)
         found[spec["env"]] = str(python)
     return found
