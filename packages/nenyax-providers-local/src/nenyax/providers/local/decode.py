@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
+import numpy as np
 import torch
 
 from nenyax.providers.local.constrain import ChoiceConstraint
@@ -57,48 +58,88 @@ def _finish_reason(seq: Row, token: int, eos_ids: frozenset[int], decode: Callab
     return None
 
 
-def generate(
-    model: Any,
-    seqs: Sequence[Row],
-    *,
-    pad_id: int,
-    eos_ids: frozenset[int],
-    decode: Callable[[list[int]], str],
-    cache_kwarg: str,
-) -> None:
-    """Generate every sequence to completion in one batch, filling in tokens, logprobs and finish reasons.
+class Batch(Protocol):
+    """A model's decoding state for one batch of left-padded prompts (rows leave as they finish)."""
 
-    A sequence ends at an EOS token (kept, finish ``stop``), at the token that completes a stop
-    string (kept, so text and tokens agree; finish ``stop``) or at ``max_new`` tokens (``length``).
-    Finished sequences leave the batch, so a long straggler does not pay for the short ones.
-    """
-    from transformers import DynamicCache
+    def prefill(self) -> np.ndarray:
+        """Run the prompts; each row's next-token logits, [rows, vocab] float32."""
 
-    device = model.device
+    def step(self, tokens: list[int]) -> np.ndarray:
+        """Feed one token per remaining row; their next-token logits."""
+
+    def keep(self, rows: list[int]) -> None:
+        """Only these rows (indices into the current batch) go on."""
+
+
+class HFBatch:
+    """`Batch` over a Hugging Face causal LM and its DynamicCache."""
+
+    def __init__(self, model: Any, ids: torch.Tensor, mask: torch.Tensor, cache_kwarg: str) -> None:
+        """Prepare to decode the left-padded prompts `ids` (`mask` 1 on real tokens) with `model`."""
+        from transformers import DynamicCache
+
+        self.model, self.ids, self.mask, self.cache_kwarg = model, ids, mask, cache_kwarg
+        # Positions count real tokens only, so a left-padded prompt sees the same positions as unpadded.
+        self.positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        self.cache = DynamicCache(config=model.config)
+
+    def _forward(self, tokens: torch.Tensor) -> np.ndarray:
+        device = self.model.device
+        out = self.model(
+            input_ids=tokens.to(device),
+            attention_mask=self.mask.to(device),
+            position_ids=self.positions.to(device),
+            use_cache=True,
+            logits_to_keep=1,
+            **{self.cache_kwarg: self.cache},
+        )
+        logits: np.ndarray = out.logits[:, -1, :].float().cpu().numpy()
+        return logits
+
+    def prefill(self) -> np.ndarray:
+        """Run the prompts; each row's next-token logits."""
+        return self._forward(self.ids)
+
+    def step(self, tokens: list[int]) -> np.ndarray:
+        """Feed one token per remaining row; their next-token logits."""
+        self.mask = torch.cat([self.mask, torch.ones((len(tokens), 1), dtype=torch.long)], dim=1)
+        self.positions = self.positions[:, -1:] + 1
+        return self._forward(torch.tensor(tokens).unsqueeze(1))
+
+    def keep(self, rows: list[int]) -> None:
+        """Only these rows go on."""
+        index = torch.tensor(rows)
+        self.cache.batch_select_indices(index.to(self.model.device))
+        self.mask, self.positions = self.mask[index], self.positions[index]
+
+
+def left_padded(seqs: Sequence[Row], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The prompts of `seqs` as one left-padded [rows, width] id tensor and its 0/1 mask."""
     width = max(len(s.prompt_ids) for s in seqs)
     ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(seqs), width), dtype=torch.long)
     for row, seq in enumerate(seqs):
         ids[row, width - len(seq.prompt_ids) :] = torch.tensor(seq.prompt_ids)
         mask[row, width - len(seq.prompt_ids) :] = 1
-    # Positions count real tokens only, so a left-padded prompt sees the same positions as unpadded.
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    cache = DynamicCache(config=model.config)
+    return ids, mask
 
-    def forward(tokens: torch.Tensor) -> torch.Tensor:
-        out = model(
-            input_ids=tokens.to(device),
-            attention_mask=mask.to(device),
-            position_ids=positions.to(device),
-            use_cache=True,
-            logits_to_keep=1,
-            **{cache_kwarg: cache},
-        )
-        return out.logits[:, -1, :].float().cpu().numpy()
 
+def generate(
+    batch: Batch,
+    seqs: Sequence[Row],
+    *,
+    eos_ids: frozenset[int],
+    decode: Callable[[list[int]], str],
+) -> None:
+    """Generate every sequence to completion in one `batch`, filling in tokens, logprobs and finish reasons.
+
+    A sequence ends at an EOS token (kept, finish ``stop``), at the token that completes a stop
+    string (kept, so text and tokens agree; finish ``stop``) or at ``max_new`` tokens (``length``).
+    Finished sequences leave the batch, so a long straggler does not pay for the short ones.
+    """
     live = list(range(len(seqs)))  # batch row -> index into seqs
     with torch.inference_mode():
-        logits = forward(ids)
+        logits = batch.prefill()
         while True:
             keep: list[int] = []
             tokens: list[int] = []
@@ -123,21 +164,24 @@ def generate(
             if not keep:
                 return
             if len(keep) < len(live):
-                rows = torch.tensor(keep)
-                cache.batch_select_indices(rows.to(device))
-                mask, positions = mask[rows], positions[rows]
+                batch.keep(keep)
                 live = [live[r] for r in keep]
-            mask = torch.cat([mask, torch.ones((len(live), 1), dtype=torch.long)], dim=1)
-            positions = positions[:, -1:] + 1
-            logits = forward(torch.tensor(tokens).unsqueeze(1))
+            logits = batch.step(tokens)
 
 
-def score_prompt(model: Any, prompt_ids: Sequence[int], top_k: int) -> list[tuple[float, list[tuple[int, float]]]]:
-    """One forward pass over a prompt: for each token after the first, its raw logprob given the tokens
-    before it and the `top_k` most likely tokens there (what an ``echo`` completion reports)."""
+def hf_logits(model: Any, ids: Sequence[int]) -> np.ndarray:
+    """Logits at every position of one unpadded sequence, [len(ids), vocab] float32."""
     with torch.inference_mode():
-        ids = torch.tensor([list(prompt_ids)], device=model.device)
-        logits = model(input_ids=ids).logits[0, :-1, :].float().cpu().numpy()
+        tokens = torch.tensor([list(ids)], device=model.device)
+        logits: np.ndarray = model(input_ids=tokens).logits[0].float().cpu().numpy()
+    return logits
+
+
+def score_prompt(
+    logits: np.ndarray, prompt_ids: Sequence[int], top_k: int
+) -> list[tuple[float, list[tuple[int, float]]]]:
+    """For each prompt token after the first, its raw logprob given the tokens before it and the
+    `top_k` most likely tokens there (what an ``echo`` completion reports), from the prompt's `logits`."""
     return [
         (logprob(logits[i], prompt_ids[i + 1]), top_logprobs(logits[i], top_k) if top_k else [])
         for i in range(len(prompt_ids) - 1)

@@ -26,8 +26,10 @@ from nenyax.core.errors import InfraFailure, NenyaxError, PolicyFailure, UsageEr
 from nenyax.providers.local.cache import weights_digest
 from nenyax.providers.local.constrain import ChoiceConstraint
 from nenyax.providers.local.convert import quiet_transformers, read_manifest
-from nenyax.providers.local.decode import Row, generate, score_prompt
+from nenyax.providers.local.decode import Batch, HFBatch, Row, generate, hf_logits, left_padded, score_prompt
+from nenyax.providers.local.llama import LlamaDecoder, unsupported
 from nenyax.providers.local.models import ModelSource, materialize
+from nenyax.providers.local.packed import usable_here
 from nenyax.providers.local.sampling import Sampler, Sampling
 from nenyax.providers.local.tools import render, template_knows_tools
 
@@ -78,6 +80,10 @@ class _Job:
     submitted: float = attrs.Factory(time.perf_counter)
 
 
+PACKED_FORMATS = ("int4",)
+"""Weight formats decoded by `LlamaDecoder` (CPU only) rather than by the Hugging Face model."""
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0].rstrip('.')}" if text else type(exc).__name__
@@ -122,10 +128,11 @@ class Engine:
             weakref.WeakKeyDictionary()
         )
         self.model: Any = None
+        """The loaded model: a Hugging Face module, or a `LlamaDecoder` for the packed formats."""
         self.tokenizer: Any = None
         self.folder: Path | None = None
         self.revision: str | None = None
-        """``sha256:<hex>`` of the weight files actually loaded."""
+        """``sha256:<hex>`` of the weight files actually loaded, with ``+<dtype>`` unless they run as float32."""
         self.chat_template_hash: str | None = None
         self.template_knows_tools = False
         self.converted = False
@@ -249,7 +256,7 @@ class Engine:
             try:
                 row = self._sequence(job)
                 if job.extras.echo:
-                    found = score_prompt(self.model, row.prompt_ids, job.extras.top_logprobs)
+                    found = score_prompt(self._logits(row.prompt_ids), row.prompt_ids, job.extras.top_logprobs)
                     scores[id(job)] = tuple((lp, tuple(alts)) for lp, alts in found)
                 if not job.extras.generate:
                     job.future.set_result(self._completion(row, scores.get(id(job)), queued[id(job)]))
@@ -263,14 +270,8 @@ class Engine:
             return
         self.batch_sizes.append(len(ready))
         try:
-            generate(
-                self.model,
-                [seq for _, seq in ready],
-                pad_id=self._pad_id,
-                eos_ids=self._eos_ids,
-                decode=self.decode,
-                cache_kwarg=self._cache_kwarg,
-            )
+            seqs = [seq for _, seq in ready]
+            generate(self._start(seqs), seqs, eos_ids=self._eos_ids, decode=self.decode)
         except Exception as exc:  # noqa: BLE001 - every waiter must get an answer, whatever torch raised
             failure = InfraFailure(
                 f"The local model {self.source.name!r} failed while generating ({_first_line(exc)})."
@@ -280,6 +281,17 @@ class Engine:
             return
         for job, seq in ready:
             job.future.set_result(self._completion(seq, scores.get(id(job)), queued[id(job)]))
+
+    def _start(self, seqs: Sequence[Row]) -> Batch:
+        ids, mask = left_padded(seqs, self._pad_id)
+        if isinstance(self.model, LlamaDecoder):
+            return self.model.start(ids, mask, room=max(s.max_new for s in seqs))
+        return HFBatch(self.model, ids, mask, self._cache_kwarg)
+
+    def _logits(self, ids: Sequence[int]) -> Any:
+        if isinstance(self.model, LlamaDecoder):
+            return self.model.score(list(ids))
+        return hf_logits(self.model, ids)
 
     def _completion(
         self, seq: Row, scores: tuple[tuple[float, tuple[tuple[int, float], ...]], ...] | None, queued_s: float
@@ -362,25 +374,38 @@ class Engine:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         started = time.perf_counter()
-        device = _pick_device(self.device_name)
+        packed = self.dtype_name in PACKED_FORMATS
+        device = _pick_device("cpu" if packed and self.device_name == "auto" else self.device_name)
+        if packed:
+            why = usable_here(self.dtype_name) or (None if device.type == "cpu" else "they run on the CPU only")
+            if why:
+                msg = f"The local provider cannot decode with {self.dtype_name} weights here: {why}."
+                raise UsageError(msg)
         folder, converted = materialize(self.source)
         try:
             with quiet_transformers():
                 tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
                 model = AutoModelForCausalLM.from_pretrained(
-                    folder, dtype=getattr(torch, self.dtype_name), local_files_only=True
+                    folder, dtype=torch.float32 if packed else getattr(torch, self.dtype_name), local_files_only=True
                 )
             model.to(device).eval()
         except Exception as exc:
             msg = f"Could not load a chat model from {folder} ({_first_line(exc)})."
             raise (InfraFailure(msg) if self.source.builtin else UsageError(msg)) from exc
+        if packed:
+            why = unsupported(model.config)
+            if why:
+                msg = f"The local provider cannot decode {self.source.name!r} with {self.dtype_name} weights: {why}."
+                raise UsageError(msg)
         template = tokenizer.chat_template
         if not template:
             msg = f"The model at {folder} has no chat template, so it cannot answer chat requests."
             raise UsageError(msg)
         template_text = template if isinstance(template, str) else repr(sorted(template.items()))
         manifest = read_manifest(folder) if self.source.is_gguf else None
-        self.revision = manifest["weights"] if manifest and "weights" in manifest else weights_digest(folder)
+        digest = manifest["weights"] if manifest and "weights" in manifest else weights_digest(folder)
+        # Another weight format is another policy (its logits differ), so the revision says which.
+        self.revision = digest if self.dtype_name == "float32" else f"{digest}+{self.dtype_name}"
         self.chat_template_hash = "sha256:" + hashlib.sha256(template_text.encode()).hexdigest()
         self.template_knows_tools = template_knows_tools(template_text)
         eos = model.generation_config.eos_token_id
@@ -396,8 +421,12 @@ class Engine:
         self._cache_kwarg = "cache" if "cache" in params else "past_key_values"
         # One tiny forward pass now: the first one in a process pays for torch's lazy set-up (thread
         # pools, kernel selection), which belongs to loading, not to the first request's latency.
-        with torch.inference_mode():
-            model(input_ids=torch.tensor([[self._pad_id]], device=device))
+        if packed:
+            model = LlamaDecoder(model, self.dtype_name)
+            model.score([self._pad_id])
+        else:
+            with torch.inference_mode():
+                model(input_ids=torch.tensor([[self._pad_id]], device=device))
         self.folder, self.converted, self.tokenizer = folder, converted, tokenizer
         self.load_seconds = time.perf_counter() - started
         self.model = model  # last: a non-None model means everything above is set

@@ -57,7 +57,7 @@ def _extras_recorded(params: dict[str, Any]) -> dict[str, Any]:
     return {k: params[k] for k in ("top_logprobs", *sorted(RECORDED_ONLY)) if k in params}
 
 
-DTYPES = ("float32", "bfloat16", "float16")
+DTYPES = ("float32", "bfloat16", "float16", "int4")
 _DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 
 
@@ -88,7 +88,9 @@ class LocalProvider:
         (`KINDS["provider"].options`), are ignored: the model runs in this process.
 
         ``device``: ``auto`` (CUDA, else MPS, else CPU), ``cpu``, ``cuda[:N]`` or ``mps``.
-        ``dtype``: ``float32`` (default: logprobs to ~1e-5 of a reference forward), ``bfloat16``, ``float16``.
+        ``dtype``: ``float32`` (default: logprobs to ~1e-5 of a reference forward), ``bfloat16``, ``float16``,
+        or ``int4``: 4-bit weights on the CPU for Llama-architecture models such as SmolLM2 (several times
+        faster to decode, but a slightly different policy, so the revision names the format).
         ``max_batch``: most concurrent requests decoded together. ``batch_window_s``: how long the
         worker waits for requests issued together to join one batch.
         """
@@ -111,7 +113,7 @@ class LocalProvider:
 
     @property
     def revision(self) -> str | None:
-        """``sha256:<hex>`` of the weights that served the latest call (None before the first)."""
+        """``sha256:<hex>`` of the weights that served the latest call (``+<dtype>`` unless float32); None before."""
         return self._revision
 
     def engine(self, model: str) -> Engine:
