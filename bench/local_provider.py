@@ -5,9 +5,10 @@ Per dtype (float32, the default, and int4): single-stream tokens/s for exactly `
 throughput (8 concurrent requests, micro-batched). Anchors, in the same run and one at a time:
 
 - llama.cpp on the same GGUF (SmolLM2-135M-Instruct Q4_1), when ``--llama-cpp PYTHON`` names an
-  interpreter that has ``llama-cpp-python`` (it builds from source: ``uv venv /tmp/llv &&
-  CMAKE_BUILD_PARALLEL_LEVEL=2 uv pip install --python /tmp/llv/bin/python llama-cpp-python``,
-  about 6 min on 2 cores); with and without logprobs (``logits_all=True`` is what they cost there);
+  interpreter that has ``llama-cpp-python`` (it builds from source, about 6 min on 2 cores: ``uv venv
+  /tmp/llv && CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX512=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON"
+  uv pip install --python /tmp/llv/bin/python llama-cpp-python``; a native build, which turns on AMX,
+  segfaulted on this machine); with and without logprobs (``logits_all=True`` is what they cost there);
 - Hugging Face ``generate`` on the float32 model (sampling, KV cache, same batch and token count).
 
     python bench/local_provider.py [--tokens 64] [--repeats 3] [--llama-cpp /tmp/llv/bin/python]
@@ -21,6 +22,7 @@ import argparse
 import asyncio
 import json
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -42,6 +44,7 @@ for name, logprobs in (("no logprobs", False), ("logprobs", True)):
     llm = Llama(model_path=path, n_ctx=512, n_threads=2, logits_all=logprobs, verbose=False)
     def run(n):
         extra = {"logprobs": True, "top_logprobs": 1} if logprobs else {}
+        llm.reset()  # else the next call reuses this prompt's KV cache, and its prefill is free
         started = time.perf_counter()
         reply = llm.create_chat_completion(messages, max_tokens=n, temperature=1.0, seed=0, logit_bias=bias, **extra)
         return time.perf_counter() - started, reply["usage"]
@@ -64,6 +67,16 @@ async def _provider_run(provider: LocalProvider, batch: int, tokens: int, *, exa
     calls = await asyncio.gather(*(provider.complete(r) for r in requests))
     elapsed = time.perf_counter() - started
     return sum(len(c.completion_token_ids) for c in calls) / elapsed
+
+
+def _on_own_thread(work):
+    """`work()` on a thread that ends with it: torch work left on the main thread (an OpenMP team kept
+    alive) would slow every later decode on the provider's worker thread about 2x (see engine.py)."""
+    found = []
+    thread = threading.Thread(target=lambda: found.append(work()))
+    thread.start()
+    thread.join()
+    return found[0]
 
 
 def _generate_run(engine, batch: int, tokens: int) -> float:
@@ -97,8 +110,9 @@ def _measure(dtype: str, args: argparse.Namespace) -> dict[str, float]:
     batched = max(asyncio.run(_provider_run(provider, 8, args.tokens)) for _ in range(args.repeats))
     found = {"load_s": load, "tok_s": single, "ttft_ms": 1000 * ttft, "batch8_tok_s": batched}
     if dtype == "float32":
-        found["generate_tok_s"] = max(_generate_run(engine, 1, args.tokens) for _ in range(args.repeats))
-        found["generate8_tok_s"] = max(_generate_run(engine, 8, args.tokens) for _ in range(args.repeats))
+        for key, batch in (("generate_tok_s", 1), ("generate8_tok_s", 8)):
+            runs = [_on_own_thread(lambda b=batch: _generate_run(engine, b, args.tokens)) for _ in range(args.repeats)]
+            found[key] = max(runs)
     found["prompt_tokens"] = len(engine.prompt_ids(PROMPT))
     found["eos"] = sorted(engine._eos_ids)
     return found

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from nenyax.core.engine.sync import run_on_fresh_thread
 from nenyax.core.errors import InfraFailure, NenyaxError, PolicyFailure, UsageError
 from nenyax.providers.local.cache import weights_digest
 from nenyax.providers.local.constrain import ChoiceConstraint
@@ -367,7 +368,8 @@ class Engine:
         """Load the model and tokenizer (converting a GGUF into the cache first if needed); idempotent."""
         with self._load_lock:
             if self.model is None:
-                self._load()
+                # Not on the caller's thread: torch's OpenMP team would outlive the load there (see the helper).
+                run_on_fresh_thread(self._load, name="nenyax-local-load")
 
     def _load(self) -> None:
         import torch
