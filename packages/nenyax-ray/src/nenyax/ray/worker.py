@@ -14,6 +14,8 @@ import asyncio
 import os
 import pickle
 import socket
+import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import ray
@@ -28,6 +30,11 @@ from nenyax.core.engine.runner import run_episode
 from nenyax.core.engine.travel import PolicyTicket
 from nenyax.core.errors import CannotTravelError, NenyaxError
 from nenyax.core.models.proxy import RecordingProxy
+
+BATCH_MAX = 16
+"""Most replies in one streamed batch."""
+BATCH_WINDOW_S = 0.02
+"""How long a batch stays open after its first reply for others to join it."""
 
 
 def portable(exc: BaseException, *, rebuilding: bool = False) -> BaseException:
@@ -89,6 +96,23 @@ class Player:
             return ("cancelled", None)
         finally:
             self.under_way.discard(episode)
+
+    async def play_many(self, jobs: list[tuple[int, Job]]) -> AsyncIterator[list[tuple[int, tuple[str, Any]]]]:
+        """Play `jobs` (``(index, job)``) at once; yield what finished as ``[(index, reply), ...]`` (see `play`).
+
+        Called as a Ray streaming generator: each batch reaches the driver as it is yielded. A batch closes
+        at `BATCH_MAX` replies or `BATCH_WINDOW_S` after its first, so one-step episodes finishing back to
+        back cost the driver one object, not one call, each; a long episode's reply waits at most the window.
+        """
+        running = {asyncio.ensure_future(self.play(job)): index for index, job in jobs}
+        while running:
+            done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            batch = [(running.pop(f), f.result()) for f in done]
+            closes = time.monotonic() + BATCH_WINDOW_S
+            while running and len(batch) < BATCH_MAX and (left := closes - time.monotonic()) > 0:
+                done, _ = await asyncio.wait(running, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                batch += [(running.pop(f), f.result()) for f in done]
+            yield batch
 
     async def _episode(self, job: Job) -> tuple[str, Any]:
         task, group_id, sample = job
