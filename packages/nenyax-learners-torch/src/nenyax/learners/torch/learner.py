@@ -19,7 +19,6 @@ from typing import Any, ClassVar
 import torch
 from nenyax.core.contract.trajectory import Group, Trajectory
 from nenyax.core.engine.learning import group_advantages
-from nenyax.core.engine.sync import run_on_fresh_thread
 from nenyax.core.errors import UsageError
 from nenyax.core.models.endpoint import Endpoint
 from nenyax.learners.torch import losses
@@ -204,7 +203,7 @@ class TorchLearner:
         self.tokenizer = load_tokenizer(self.base_folder)
         pad = self.tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else (self.tokenizer.eos_token_id or 0))
-        self.model = run_on_fresh_thread(lambda: load_model(self.base_folder, self.device, DTYPES[dtype]))
+        self.model = load_model(self.base_folder, self.device, DTYPES[dtype])
         self.model.train()
         # A frozen copy of the starting weights, only where a loss compares with it.
         self.reference = None
@@ -212,9 +211,7 @@ class TorchLearner:
             msg = "The rloo learner takes no KL penalty (beta must be 0); use grpo, dapo or gspo with beta for one."
             raise UsageError(msg)
         if self.beta > 0 and self.name in POLICY_GRADIENT:
-            self.reference = run_on_fresh_thread(
-                lambda: load_model(self.base_folder, self.device, DTYPES[dtype])
-            ).eval()
+            self.reference = load_model(self.base_folder, self.device, DTYPES[dtype]).eval()
             self.reference.requires_grad_(False)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         self.step = 0
@@ -424,11 +421,6 @@ class TorchLearner:
         ``skipped`` = 1 when nothing in the groups carries a signal (every member scored alike), and then the
         weights are left exactly as they were (no step: Adam's moments would still move them).
         """
-        # On a thread that ends with the step: torch's OpenMP team left on the caller's thread would
-        # halve the speed of the next round's decoding on the local provider's thread (see run_on_fresh_thread).
-        return run_on_fresh_thread(lambda: self._update(groups), name="nenyax-learner-update")
-
-    def _update(self, groups: Sequence[Group]) -> Mapping[str, float]:
         started = time.perf_counter()
         pairs: list[tuple[list[Sample], list[Sample]]] = []
         if self.name == "dpo":
