@@ -20,7 +20,6 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-WEIGHT_FORMATS = ("float32", "bfloat16", "int4", "int8")
 INT4_GROUP = 32
 
 
