@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from nenyax.cli.main import cli
 from nenyax.cli.tier_meanings import PROMISES
-from nenyax.core import load_run
+from nenyax.core import evaluate, load_run, serde
+from nenyax.core.contract.schema import SCHEMA_VERSION
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.plugins.registry import default_registry
 from nenyax.core.tiers import elsewhere
@@ -220,6 +221,7 @@ def test_eval_json_summary_and_run_directory(nenyax, tmp_path):
     assert config.settings == {
         "uri": "arith:add?size=4",
         "command": "eval",
+        "schema_version": str(SCHEMA_VERSION),
         "samples": 2,
         "concurrency": 16,
         "pass_threshold": 1.0,
@@ -444,3 +446,35 @@ def test_eval_resume_of_an_old_run_and_a_setting_the_run_lacks(nenyax, tmp_path)
     done = nenyax("eval", "--resume", str(run), "--json")
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["episodes"] == 2
+
+
+def _played(run):
+    return sorted((t.task_id, t.sample, t.status.value, t.judgment.score) for t in run.trajectories)
+
+
+def _figures(summary):
+    return {k: v for k, v in serde.to_data(summary).items() if k not in ("wall_s", "episodes_per_s")}
+
+
+def test_eval_and_evaluate_write_the_same_run_directory_resume_included(nenyax, tmp_path):
+    """`nenyax eval` is a shell over `nenyax.core.evaluate`: the same settings give the same run directory."""
+    by_cli, by_python = tmp_path / "cli", tmp_path / "python"
+    args = ("arith:add?size=6", "--policy", "reference", "--tasks", "3", "--samples", "2")
+    assert nenyax("eval", *args, "--out", str(by_cli), "--json").exit_code == 0
+    evaluate("arith:add?size=6", "reference", tasks=3, samples=2, out=by_python)
+    cli_run, python_run = load_run(by_cli), load_run(by_python)
+    assert cli_run.config.settings == python_run.config.settings
+    assert _played(cli_run) == _played(python_run) == [(f"add/0/{i}", k, "ok", 1.0) for i in range(3) for k in range(2)]
+    assert _figures(cli_run.summary) == _figures(python_run.summary)
+    # Both killed after two episodes (the third cut off mid-line), then resumed, one by each.
+    for run_dir in (by_cli, by_python):
+        lines = (run_dir / "trajectories.jsonl").read_bytes().splitlines()
+        (run_dir / "trajectories.jsonl").write_bytes(b"\n".join(lines[:2]) + b"\n" + lines[2][:30])
+        (run_dir / "summary.json").unlink()
+    resumed = nenyax("eval", "--resume", str(by_cli), "--json")
+    assert resumed.exit_code == 0, resumed.output
+    evaluate(resume=by_python)
+    cli_run, python_run = load_run(by_cli), load_run(by_python)
+    assert _played(cli_run) == _played(python_run) == [(f"add/0/{i}", k, "ok", 1.0) for i in range(3) for k in range(2)]
+    assert _figures(cli_run.summary) == _figures(python_run.summary)
+    assert cli_run.summary.resumed == python_run.summary.resumed == 2

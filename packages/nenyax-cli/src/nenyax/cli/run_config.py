@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
-from nenyax.core import UsageError
+from nenyax.core import EvalSettings, UsageError
 from nenyax.core.engine.rundirs import read_config
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -86,6 +86,9 @@ def apply_config(ctx: click.Context, _param: click.Parameter, value: Path | None
     if wrote != ctx.command.name:
         msg = f"{value} was written by `nenyax {wrote}`; replay it with `nenyax {wrote} --config {value}`."
         raise UsageError(msg)
+    if ctx.command.name == "eval":  # a typed record: its version and its keys are checked as run.toml's are
+        EvalSettings.from_table(settings, str(value))
+    settings.pop("schema_version", None)
     options = settings_to_options(settings)
     known = {p.name for p in ctx.command.params}
     unknown = set(options) - known
