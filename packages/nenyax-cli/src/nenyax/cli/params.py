@@ -1,19 +1,23 @@
-"""The model options `try` and `eval` share: ``--param KEY=VALUE`` (values written as in a URI query),
+"""The model options try, eval, check and train share: ``--param KEY=VALUE`` (values written as in a URI query),
 ``--constrain``, and how they meet ``--policy`` and a config file."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
 from nenyax.cli.run_config import ENVIRONMENT_RANK, rank
-from nenyax.core import DEFAULT_MODEL, UsageError
+from nenyax.core import DEFAULT_MODEL, ModelSettings, UsageError
 from nenyax.core.contract.chat import SAMPLING_KEYS
 from nenyax.core.contract.uri import parse_value
+from nenyax.core.engine.policies import BUILTIN_POLICIES, POLICY_ALIASES
 from nenyax.core.errors import did_you_mean_pool
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def plugin_options(pairs: tuple[str, ...], example: str) -> dict[str, Any]:
@@ -108,7 +112,19 @@ def policy_or_model(ctx: click.Context, opts: dict[str, Any]) -> str | None:
     return "policy" if policy_rank < model_rank else "model"
 
 
-# The model options `try` and `eval` share, spelled once.
+def _policy_name(_ctx: click.Context, _param: click.Parameter, name: str | None) -> str | None:
+    return POLICY_ALIASES.get(name, name) if name is not None else None
+
+
+model_option = click.option(
+    "--model",
+    "-m",
+    envvar="NENYAX_MODEL",
+    default=None,
+    help=f"provider:model to play with (default {DEFAULT_MODEL}); also NENYAX_MODEL.",
+)
+"""``--model``, the same in every command that takes a model (try, eval, check, train)."""
+
 param_option = click.option(
     "--param",
     "params",
@@ -121,6 +137,49 @@ constrain_option = click.option(
     default=False,
     help="Let the model reply only with one of the valid actions, where there are few (constrained decoding).",
 )
+
+
+def model_options(*, policy: bool = True, constrain: bool = True) -> Callable[[F], F]:
+    """The model options, declared once: the same names, defaults and variables in try, eval and check.
+
+    ``--model`` (NENYAX_MODEL), ``--policy`` (NENYAX_POLICY; a built-in policy instead of a model, where the
+    command plays one), ``--max-tokens``, ``--temperature``, ``--param``, ``--constrain``, ``--base-url``
+    (NENYAX_BASE_URL) and ``--api-key-env`` (NENYAX_API_KEY_ENV). `policy_or_model` settles which plays.
+    """
+    options = [
+        model_option,
+        *(
+            [
+                click.option(
+                    "--policy",
+                    envvar="NENYAX_POLICY",
+                    type=click.Choice(sorted([*BUILTIN_POLICIES, *POLICY_ALIASES])),
+                    default=None,
+                    callback=_policy_name,
+                    help="Play a built-in policy instead of a model (oracle is reference); also NENYAX_POLICY.",
+                )
+            ]
+            if policy
+            else []
+        ),
+        click.option("--max-tokens", type=int, default=256, show_default=True, help="Most tokens per model reply."),
+        click.option("--temperature", type=float, default=0.7, show_default=True, help="Sampling temperature."),
+        param_option,
+        *([constrain_option] if constrain else []),
+        click.option(
+            "--base-url", envvar="NENYAX_BASE_URL", default=None, help="Base URL of an OpenAI-compatible server."
+        ),
+        click.option(
+            "--api-key-env", envvar="NENYAX_API_KEY_ENV", default=None, help="Environment variable holding the API key."
+        ),
+    ]
+
+    def decorate(command: F) -> F:
+        for option in reversed(options):  # listed in --help in the order above
+            command = option(command)
+        return command
+
+    return decorate
 
 
 def provider_table(
@@ -164,6 +223,11 @@ def provider_table(
     if defaults:
         table["defaults"] = defaults
     return table
+
+
+def model_settings(model: str | None, **options: Any) -> ModelSettings:
+    """`provider_table` as the typed ``[provider]`` settings a run records."""
+    return ModelSettings(**provider_table(model, **options))
 
 
 def chosen_options(ctx: click.Context, names: tuple[str, ...] = ("max_tokens", "temperature")) -> frozenset[str]:

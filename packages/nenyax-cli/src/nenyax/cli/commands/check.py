@@ -14,11 +14,12 @@ import orjson
 from click.core import ParameterSource
 
 from nenyax.cli.deadline import command_deadline
+from nenyax.cli.params import chosen_options, model_options, provider_table, sampling_params
 from nenyax.cli.paths import check_run_dir
 from nenyax.cli.progress import bar
 from nenyax.cli.run_config import config_option
 from nenyax.cli.tier_meanings import explain
-from nenyax.core import Endpoint, UsageError
+from nenyax.core import ModelSettings, UsageError
 from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.contract.uri import MAX_SEED
@@ -112,14 +113,8 @@ def render_report(report: TierReport) -> None:
     type=click.Path(path_type=Path),
     help="Record every episode the checks play in a new run directory (run.toml, trajectories.jsonl, check.json).",
 )
-@click.option(
-    "--model",
-    "-m",
-    default=None,
-    help="Also check a model on the environment (provider:model): are its token ids faithful over an episode?",
-)
-@click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible server (with --model).")
-@click.option("--api-key-env", default=None, help="Environment variable holding the API key (with --model).")
+# --model also checks a model on the environment: are its token ids faithful over an episode?
+@model_options(policy=False, constrain=False)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--strict", is_flag=True, help="With KIND NAME: warnings of the conformance kit fail too.")
 @click.option(
@@ -140,6 +135,9 @@ def check_command(
     timeout: float | None,
     save: Path | None,
     model: str | None,
+    max_tokens: int,
+    temperature: float,
+    params: tuple[str, ...],
     base_url: str | None,
     api_key_env: str | None,
     quiet: bool,
@@ -168,12 +166,28 @@ def check_command(
     if given:
         msg = f"{' and '.join(given)} can only be given with a plugin kind and a name (check adapter NAME), not a URI."
         raise UsageError(msg)
-    if model is None and (base_url or api_key_env):
-        msg = "--base-url and --api-key-env describe the model of --model; name it too (e.g. --model openai:NAME)."
+    described = [
+        flag
+        for p, flag in (("base_url", "--base-url"), ("api_key_env", "--api-key-env"), ("params", "--param"))
+        if context.get_parameter_source(p) is click.core.ParameterSource.COMMANDLINE
+    ]
+    if model is None and described:
+        msg = f"{' and '.join(described)} describe the model of --model; name it too (e.g. --model openai:NAME)."
         raise UsageError(msg)
     endpoint = None
+    provider: dict[str, Any] = {}
     if model is not None:
-        endpoint = Endpoint(model, base_url=base_url, api_key_env=api_key_env)
+        provider = provider_table(
+            model,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            params=sampling_params(params),
+            base_url=base_url,
+            api_key_env=api_key_env,
+            constrain=False,
+            chosen=chosen_options(context),
+        )
+        endpoint = ModelSettings(**provider).endpoint()
         endpoint.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any check
     sink = None
     made = None
@@ -181,10 +195,8 @@ def check_command(
         check_run_dir(save, "--save")
         made = save if not save.exists() else None
         settings: dict[str, Any] = {"uri": uri, "command": "check", "samples": samples, "seed": seed, "margin": margin}
-        if endpoint is not None:
-            named = {"base_url": base_url, "api_key_env": api_key_env}
-            provider = {"use": endpoint.provider_name, "model": endpoint.model}
-            settings["provider"] = {**provider, **{k: v for k, v in named.items() if v is not None}}
+        if provider:
+            settings["provider"] = provider
         create_run(save, settings, None)  # the manifest's digest is added once the environment has loaded
         sink = JsonlSink(save / TRAJECTORIES)
     try:
@@ -236,7 +248,21 @@ def check_command(
 
 
 # The options of a tier check, which the conformance kit of `nenyax check KIND NAME` does not take.
-_TIER_OPTIONS = ("samples", "margin", "seed", "require", "timeout", "save", "model", "base_url", "api_key_env", "quiet")
+_TIER_OPTIONS = (
+    "samples",
+    "margin",
+    "seed",
+    "require",
+    "timeout",
+    "save",
+    "model",
+    "max_tokens",
+    "temperature",
+    "params",
+    "base_url",
+    "api_key_env",
+    "quiet",
+)
 
 
 def _check_plugin(kind: str, name: str | None, as_json: bool, strict: bool, options: tuple[str, ...]) -> None:
@@ -254,7 +280,9 @@ def _check_plugin(kind: str, name: str | None, as_json: bool, strict: bool, opti
         msg = f"There is no conformance kit for {kind} plugins yet, so nothing to check {name!r} with."
         raise UsageError(msg)
     context = click.get_current_context()
-    given = [f"--{p.replace('_', '-')}" for p in _TIER_OPTIONS if context.get_parameter_source(p) in _GIVEN]
+    # Typed on this command line: an exported NENYAX_MODEL is for the commands that play a model.
+    typed = ParameterSource.COMMANDLINE
+    given = [f"--{p.replace('_', '-')}" for p in _TIER_OPTIONS if context.get_parameter_source(p) is typed]
     if given:
         msg = (
             f"nenyax check {kind} {name} runs the {kind} conformance kit, which takes no {', '.join(given)} "

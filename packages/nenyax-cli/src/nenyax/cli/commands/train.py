@@ -22,7 +22,7 @@ import click
 import orjson
 from click.core import ParameterSource
 
-from nenyax.cli.params import plugin_options
+from nenyax.cli.params import model_option, plugin_options
 from nenyax.cli.progress import bar, watching
 from nenyax.core import UsageError, load
 from nenyax.core.contract.events import EpisodeEnded, Observer
@@ -106,7 +106,7 @@ def _say(result: RoundResult) -> None:
 @click.command("train")
 @click.argument("uri", required=False)
 @click.option("--learner", "-l", envvar="NENYAX_LEARNER", help="The learner, by name (incontext, grpo, ...).")
-@click.option("--model", "-m", envvar="NENYAX_MODEL", help="provider:model the learner improves (default: its own).")
+@model_option  # the model the learner improves; a learner picks its own sampling
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="A learner option (lr=1e-5); repeatable.")
 @click.option("--rounds", type=click.IntRange(min=0), default=3, show_default=True, help="Rounds after round 0.")
 @click.option("--group-size", type=click.IntRange(min=1), default=4, show_default=True, help="Episodes per task.")

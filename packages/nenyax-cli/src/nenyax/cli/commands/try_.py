@@ -13,9 +13,8 @@ from nenyax.cli.deadline import command_deadline, remaining
 from nenyax.cli.exits import FAILURE, INTERRUPTED, SUCCESS
 from nenyax.cli.params import (
     chosen_options,
-    constrain_option,
     merged_params,
-    param_option,
+    model_options,
     policy_or_model,
     provider_table,
 )
@@ -23,10 +22,9 @@ from nenyax.cli.paths import check_run_dir, check_writable
 from nenyax.cli.progress import prepare_model
 from nenyax.cli.run_config import config_option
 from nenyax.cli.traces import Traces, trace_option
-from nenyax.core import DEFAULT_MODEL, Endpoint, EpisodeInterrupted, Status, Trajectory, UsageError, load
+from nenyax.core import Endpoint, EpisodeInterrupted, Status, Trajectory, UsageError, load
 from nenyax.core.contract import serde
 from nenyax.core.contract.uri import MAX_SEED
-from nenyax.core.engine.policies import BUILTIN_POLICIES, POLICY_ALIASES
 from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, write_summary
 from nenyax.core.engine.sinks import JsonlSink
 from nenyax.core.engine.summary import summarize
@@ -35,14 +33,7 @@ from nenyax.core.engine.summary import summarize
 @click.command("try")
 @click.argument("uri", required=False)
 @config_option("A run.toml (one that try --save wrote) naming the settings; options override it.")
-@click.option("--model", "-m", default=None, help=f"provider:model to play with (default {DEFAULT_MODEL}).")
-@click.option(
-    "--policy",
-    type=click.Choice(sorted([*BUILTIN_POLICIES, *POLICY_ALIASES])),
-    default=None,
-    callback=lambda _ctx, _param, name: POLICY_ALIASES.get(name, name),
-    help="Play a built-in policy (oracle is reference).",
-)
+@model_options()
 @click.option("--task", default=None, help="Task id to play (default: the first task).")
 @click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None, help="Seed for the episode.")
 @click.option(
@@ -51,12 +42,6 @@ from nenyax.core.engine.summary import summarize
     default=None,
     help="Seconds the whole command may take (loading included); the episode ends as timeout when they run out.",
 )
-@click.option("--max-tokens", type=int, default=256, show_default=True, help="Most tokens per model reply.")
-@click.option("--temperature", type=float, default=0.7, show_default=True, help="Sampling temperature.")
-@param_option
-@constrain_option
-@click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible server (openai provider).")
-@click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write an HTML replay.")
 @click.option("--json", "as_json", is_flag=True, help="Print the trajectory as JSON instead of the replay.")
 @click.option(
