@@ -17,7 +17,7 @@ from _report import figure
 from _server import scripted_server
 
 from nenyax.core import ChatRequest, Endpoint
-from nenyax.core.models.openai_provider import OpenAIProvider
+from nenyax.core.builtin_plugins.openai_provider import OpenAIProvider
 from nenyax.core.models.proxy import RecordingProxy
 
 REQUEST = ChatRequest(model="m", messages=({"role": "user", "content": "What is 2 + 2?"},))

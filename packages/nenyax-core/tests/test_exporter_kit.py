@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nenyax.core.engine.export_jsonl import JsonlExporter, JsonlWriter
+from nenyax.core.builtin_plugins.jsonl_exporter import JsonlExporter, JsonlWriter
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 from nenyax.core.plugins.registry import Registry
 from nenyax.testing import CHECKS, Subject, Verdict, run_check
@@ -65,7 +65,11 @@ class Plugin:
         return [
             PluginSpec(kind="exporter", name=name, factory=f"{MODULE}:{attr}")
             for name, attr in (("nosuffix", "NoSuffix"), ("inplace", "InPlace"), ("wrongpath", "WrongPath"))
-        ] + [PluginSpec(kind="exporter", name="jsonl", factory="nenyax.core.engine.export_jsonl:JsonlExporter")]
+        ] + [
+            PluginSpec(
+                kind="exporter", name="jsonl", factory="nenyax.core.builtin_plugins.jsonl_exporter:JsonlExporter"
+            )
+        ]
 
 
 def outcome(check_id, name):

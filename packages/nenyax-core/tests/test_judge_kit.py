@@ -33,7 +33,10 @@ class Plugin:
             PluginSpec(kind="judge", name=name, factory=f"nenyax.testing.kit_fakes:{attr}", summary="a fake")
             for name, attr in FAKES.items()
         ]
-        return [*fakes, PluginSpec(kind="judge", name="return", factory="nenyax.core.engine.judges:ReturnJudge")]
+        return [
+            *fakes,
+            PluginSpec(kind="judge", name="return", factory="nenyax.core.builtin_plugins.return_judge:ReturnJudge"),
+        ]
 
 
 def outcomes(name):

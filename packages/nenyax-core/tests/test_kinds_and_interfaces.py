@@ -8,9 +8,9 @@ import typing
 import pytest
 
 from nenyax.core import hookspecs
+from nenyax.core.builtin_plugins.return_judge import ReturnJudge
 from nenyax.core.contract.manifest import Mode
 from nenyax.core.contract.trajectory import Group, Judgment, PolicyInfo, Status, Trajectory
-from nenyax.core.engine.judges import ReturnJudge
 from nenyax.core.engine.learning import update
 from nenyax.core.errors import UsageError
 from nenyax.core.kinds import FACTORY_CONVENTION, KINDS

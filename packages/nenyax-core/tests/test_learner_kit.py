@@ -15,7 +15,7 @@ import textwrap
 import attrs
 import pytest
 
-from nenyax.core.engine.incontext import IncontextLearner
+from nenyax.core.builtin_plugins.incontext import IncontextLearner
 from nenyax.core.errors import UsageError
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 from nenyax.core.plugins.registry import Registry
@@ -143,7 +143,7 @@ class Plugin:
             PluginSpec(
                 kind="learner",
                 name="incontext",
-                factory="nenyax.core.engine.incontext:IncontextLearner",
+                factory="nenyax.core.builtin_plugins.incontext:IncontextLearner",
                 summary="core's",
             )
         ]

@@ -13,9 +13,9 @@ import pytest
 from aiohttp import web
 
 from nenyax.core import Endpoint, InfraFailure, Status, UsageError
+from nenyax.core.builtin_plugins.openai_provider import OpenAIProvider
 from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.engine.sinks import read_trajectories
-from nenyax.core.models.openai_provider import OpenAIProvider
 from nenyax.core.models.recorder import call_seed
 from nenyax.testing.fakes import ArithEnvironment, ArithSession
 from nenyax.testing.model_server import FaultPlan, ScriptedModelServer

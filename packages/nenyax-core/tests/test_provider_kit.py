@@ -24,7 +24,7 @@ FAKES = {
     "unfinished": "nenyax.testing.kit_fakes:UnfinishedStreamProvider",
     "closeonce": "nenyax.testing.kit_fakes:CloseOnceProvider",
     "echo": "nenyax.testing.fakes:EchoProvider",
-    "openai": "nenyax.core.models.openai_provider:OpenAIProvider",
+    "openai": "nenyax.core.builtin_plugins.openai_provider:OpenAIProvider",
 }
 OWN = [
     "provider/calls-are-coroutines",

@@ -15,10 +15,10 @@ import sys
 import attrs
 import pytest
 
+from nenyax.core.builtin_plugins.incontext import Example, IncontextLearner, with_examples
 from nenyax.core.contract.manifest import Split
 from nenyax.core.contract.trajectory import Group, PolicyInfo, Status
 from nenyax.core.engine.environment import Environment
-from nenyax.core.engine.incontext import Example, IncontextLearner, with_examples
 from nenyax.core.engine.training import (
     CHECKPOINTS,
     HELDOUT,
@@ -186,7 +186,7 @@ def test_incontext_state_is_restored_in_a_new_process(tmp_path):
     learner.update([_group(("t1", "no", 0.0), ("t1", "yes", 1.0)), _group(("t2", "n", 0.2), ("t2", "y", 1.0))])
     revision = learner.save(tmp_path)
     code = (
-        "import sys, json; from nenyax.core.engine.incontext import IncontextLearner; "
+        "import sys, json; from nenyax.core.builtin_plugins.incontext import IncontextLearner; "
         "l = IncontextLearner('local:smollm2-135m', examples=3); l.restore(sys.argv[1]); "
         "print(json.dumps([[e.task_id, e.reply, e.score] for e in l.examples] + [l.policy().info.revision]))"
     )

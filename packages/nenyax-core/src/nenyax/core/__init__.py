@@ -80,6 +80,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("Summary", "summarize"), "nenyax.core.engine.summary"),
     **dict.fromkeys(("ExportResult", "export"), "nenyax.core.engine.export"),
     **dict.fromkeys(("EnvironmentSpec", "load"), "nenyax.core.engine.loader"),
+    **dict.fromkeys(("EvalResult", "Evaluation", "SettingsDiffer", "evaluate"), "nenyax.core.engine.evaluation"),
+    **dict.fromkeys(("EvalSettings", "ModelSettings", "PolicySettings"), "nenyax.core.engine.settings"),
     # tiers
     **dict.fromkeys(
         ("TierOutcome", "TierReport", "TierResult", "acheck", "check"),
@@ -87,7 +89,7 @@ _EXPORTS: dict[str, str] = {
     ),
     # the other mode bases and what their native loops exchange
     **dict.fromkeys(("RolloutEnvironment", "TaskEnvironment"), "nenyax.core.engine.environment"),
-    **dict.fromkeys(("NativeEpisode", "NativeResult"), "nenyax.core.engine.native_loop"),
+    **dict.fromkeys(("NativeEpisode", "NativeResult"), "nenyax.core.engine.native_episode"),
     **dict.fromkeys(("AdapterCapabilities", "Listing", "LoadContext"), "nenyax.core.plugins.adapter"),
     "JudgeCapabilities": "nenyax.core.plugins.judge",
     "RecordingProxy": "nenyax.core.models.proxy",
@@ -155,9 +157,10 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     )
     from nenyax.core.contract.uri import EnvURI, parse_uri
     from nenyax.core.engine.environment import Environment, RolloutEnvironment, StepEnvironment, TaskEnvironment
+    from nenyax.core.engine.evaluation import EvalResult, Evaluation, SettingsDiffer, evaluate
     from nenyax.core.engine.export import ExportResult, export
     from nenyax.core.engine.loader import EnvironmentSpec, load
-    from nenyax.core.engine.native_loop import NativeEpisode, NativeResult
+    from nenyax.core.engine.native_episode import NativeEpisode, NativeResult
     from nenyax.core.engine.policies import (
         CallablePolicy,
         NullPolicy,
@@ -169,6 +172,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     )
     from nenyax.core.engine.rundirs import Run, RunConfig, load_run, new_run_dir
     from nenyax.core.engine.session import Session
+    from nenyax.core.engine.settings import EvalSettings, ModelSettings, PolicySettings
     from nenyax.core.engine.sinks import JsonlSink, TrajectoryFile, read_trajectories
     from nenyax.core.engine.summary import Summary, summarize
     from nenyax.core.errors import (

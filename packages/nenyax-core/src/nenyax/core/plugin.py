@@ -9,7 +9,7 @@ def nenyax_register_providers() -> PluginSpec:
     return PluginSpec(
         kind="provider",
         name="openai",
-        factory="nenyax.core.models.openai_provider:OpenAIProvider",
+        factory="nenyax.core.builtin_plugins.openai_provider:OpenAIProvider",
         summary="any OpenAI-compatible chat server (token ids and logprobs when it returns them)",
     )
 
@@ -20,7 +20,7 @@ def nenyax_register_judges() -> PluginSpec:
     return PluginSpec(
         kind="judge",
         name="return",
-        factory="nenyax.core.engine.judges:ReturnJudge",
+        factory="nenyax.core.builtin_plugins.return_judge:ReturnJudge",
         summary="the undiscounted sum of step rewards (passed at the env's reward threshold)",
     )
 
@@ -31,7 +31,7 @@ def nenyax_register_learners() -> PluginSpec:
     return PluginSpec(
         kind="learner",
         name="incontext",
-        factory="nenyax.core.engine.incontext:IncontextLearner",
+        factory="nenyax.core.builtin_plugins.incontext:IncontextLearner",
         summary="curates worked examples from the model's own best episodes into its prompt (no weights change)",
     )
 
@@ -42,6 +42,6 @@ def nenyax_register_exporters() -> PluginSpec:
     return PluginSpec(
         kind="exporter",
         name="jsonl",
-        factory="nenyax.core.engine.export_jsonl:JsonlExporter",
+        factory="nenyax.core.builtin_plugins.jsonl_exporter:JsonlExporter",
         summary="JSON Lines (orjson): one row a line, TRL's conversational rows as they are",
     )

@@ -18,9 +18,8 @@ from nenyax.core.contract import serde
 from nenyax.core.contract.events import Observers, observers_of
 from nenyax.core.contract.manifest import Manifest, Mode
 from nenyax.core.contract.trajectory import Group, Trajectory
-from nenyax.core.engine import runner
 from nenyax.core.engine.executors import Executor
-from nenyax.core.engine.native_loop import NativeEpisode, NativeResult
+from nenyax.core.engine.native_episode import NativeEpisode, NativeResult
 from nenyax.core.engine.policies import as_policy
 from nenyax.core.engine.session import Session
 from nenyax.core.engine.sinks import JsonlSink
@@ -28,6 +27,7 @@ from nenyax.core.errors import UnsupportedPolicyError
 
 if TYPE_CHECKING:
     from nenyax.core.engine.loader import EnvironmentSpec
+
 
 Tasks = Sequence[str] | int | None
 """Task ids, a count of the first task ids, or None for every task."""
@@ -92,6 +92,10 @@ class Environment(abc.ABC):
         `timeout` seconds the episode ends with status ``timeout``. `observers` get the episode's
         events as they happen (`nenyax.core.contract.events`).
         """
+        # The runner loads on the first episode: it brings the recording proxy (an aiohttp server), which
+        # importing an environment base (an adapter, `nenyax --help`) never needs.
+        from nenyax.core.engine import runner
+
         return await runner.run_episode(
             self,
             as_policy(policy),
@@ -113,6 +117,8 @@ class Environment(abc.ABC):
         observers: Iterable[Any] | Observers | None = None,
     ) -> Trajectory:
         """Synchronous `arollout`; also works inside a running event loop (Jupyter)."""
+        from nenyax.core.engine import runner
+
         return runner.rollout_sync(self, policy, task=task, seed=seed, timeout=timeout, observers=observers)
 
     async def arollouts(
@@ -135,6 +141,8 @@ class Environment(abc.ABC):
         plays them on `workers` processes of this machine (default: one per CPU), each rebuilding this
         environment from `source`; the trajectories are the same, and only this process writes `sink`.
         """
+        from nenyax.core.engine import runner
+
         return await runner.run_many(
             self,
             as_policy(policy),
@@ -162,6 +170,8 @@ class Environment(abc.ABC):
         workers: int | None = None,
     ) -> list[Trajectory]:
         """Synchronous `arollouts`."""
+        from nenyax.core.engine import runner
+
         return runner.rollouts_sync(
             self,
             policy,
@@ -200,6 +210,8 @@ class Environment(abc.ABC):
             backend=backend,
             workers=workers,
         )
+        from nenyax.core.engine import runner
+
         return runner.group(trajectories)
 
     def close(self) -> None:  # noqa: B027 - optional hook

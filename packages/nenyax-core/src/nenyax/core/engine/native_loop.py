@@ -14,13 +14,12 @@ import random
 import time
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-import attrs
-
 from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.contract.failures import ABORT, describe
 from nenyax.core.contract.manifest import Mode
-from nenyax.core.contract.trajectory import Judgment, ModelCall, Status, Step, Timing, Trajectory
+from nenyax.core.contract.trajectory import Judgment, ModelCall, Status, Timing, Trajectory
 from nenyax.core.engine.answers import garbage_answer
+from nenyax.core.engine.native_episode import NativeEpisode, NativeResult
 from nenyax.core.engine.policies import NullPolicy, Policy, RandomPolicy, ReferencePolicy, Turn
 from nenyax.core.errors import (
     EnvironmentFailure,
@@ -43,43 +42,6 @@ PROXY_API_KEY = "nenyax-proxy"
 """The key native loops are given: the proxy accepts any key, and this one opens nothing elsewhere."""
 
 _BUILTIN_AGENTS = {ReferencePolicy: "reference", NullPolicy: "null", RandomPolicy: "random"}
-
-
-@attrs.frozen(kw_only=True)
-class NativeEpisode:
-    """What a rollout- or task-mode environment's own loop is handed for one episode."""
-
-    task_id: str | None
-    seed: int | None
-    sample: int
-    """Repeat number of this task in a run."""
-    base_url: str
-    """An OpenAI-compatible base URL (``.../v1``) on Nenyax's recording proxy, for this episode only."""
-    api_key: str
-    """A key to send with every call: it reaches no real provider (the proxy holds the real one)."""
-    model: str
-    """The model name to ask for (the proxy answers whatever name is sent)."""
-    scores_prompts: bool = False
-    """Whether the policy is a model that continues and scores raw prompts (``/completions`` with ``echo``:
-    an `Endpoint` whose provider has `complete_text`); an in-process policy answers chat only."""
-    agent: str = "model"
-    """Task mode: which agent the harness runs: ``model`` (a chat agent on `base_url`), ``reference``
-    (the task's own solution), ``null`` (does nothing) or ``random``. Rollout mode: always ``model``."""
-
-
-@attrs.frozen(kw_only=True)
-class NativeResult:
-    """How a native loop's episode ended: its judgment, and what it recorded besides the model calls."""
-
-    judgment: Judgment | None
-    """The format's own verdict (None when it could not judge: then say why in `error`)."""
-    status: Status = Status.OK
-    error: str | None = None
-    messages: tuple[dict[str, Any], ...] = ()
-    """The transcript as the format keeps it, when it keeps one."""
-    steps: tuple[Step, ...] = ()
-    info: dict[str, Any] = attrs.field(factory=dict)
-    """Format-specific facts (JSON-able): logs, test output, the sandbox image digest..."""
 
 
 def _in_process_call(request: ChatRequest, reply: Any, name: str) -> ModelCall:
