@@ -60,7 +60,8 @@ def own_cache(tmp_path, monkeypatch):
 @pytest.fixture
 def server_site(tmp_path):
     # Version 9.9.9 tells this stand-in apart from a real nenyax-server-openenv installed beside it.
-    return write_distribution(tmp_path / "server", "nenyax-server-openenv", "9.9.9", {})
+    server = {"openenv": "nenyax.server.openenv:serve"}
+    return write_distribution(tmp_path / "server", "nenyax-server-openenv", "9.9.9", server, group="nenyax.servers")
 
 
 def test_version_and_plugins_name_the_server_that_serve_needs(tmp_path, server_site):

@@ -19,13 +19,15 @@ import pytest
 
 from nenyax.core import BadURIError, CannotTravelError, Endpoint, EnvironmentSpec, Registry, Status, UsageError, load
 from nenyax.core.contract.events import Observer
-from nenyax.core.engine.executors import BACKENDS, Job, executor_for
+from nenyax.core.engine.executors import Job, backend_names, backends, executor_for
 from nenyax.core.engine.runner import run_jobs
 from nenyax.core.engine.sinks import read_trajectories
 from nenyax.core.engine.sync import run_sync
 from nenyax.core.engine.travel import policy_ticket
 from nenyax.core.errors import WorkerLostError
+from nenyax.core.plugins import seams
 from nenyax.testing import fakes
+from nenyax.testing.distributions import write_distribution
 from nenyax.testing.fakes import AdapterPlugin, ArithEnvironment, ScriptedChat
 
 WORKERS = 2
@@ -256,7 +258,8 @@ def test_when_every_worker_dies_the_run_says_what_was_not_played(registry, monke
 
 
 def test_backends_are_named(registry):
-    assert set(BACKENDS) == {"asyncio", "process", "ray"}
+    assert {"asyncio", "process"} <= set(backends())
+    assert backend_names() == sorted({*backends(), "ray"})  # ray named even where nenyax-ray is not installed
     with pytest.raises(UsageError, match="Did you mean 'process'"):
         executor_for("proces")
     with pytest.raises(UsageError, match="needs backend='process'"):
@@ -269,12 +272,24 @@ def test_backends_are_named(registry):
 
 
 def test_a_backend_of_another_distribution_that_is_missing_says_what_to_install(monkeypatch):
-    # Core's own tests run without nenyax-ray installed, `integration` with it: the row points at a module
-    # that is never installed, so the sentence is the one a user without the distribution gets either way.
-    monkeypatch.setitem(BACKENDS, "ray", "nenyax.ray_not_here.executor:RayExecutor")
+    # Core's own tests run without nenyax-ray installed, `integration` with it: no entry point is seen here, so
+    # the sentence is the one a user without the distribution gets either way.
+    monkeypatch.setattr(seams, "installed", lambda group: {})
     with pytest.raises(UsageError) as caught:
         executor_for("ray", workers=2)
     assert str(caught.value) == "The ray backend is not installed; pip install nenyax-ray."
+
+
+def test_a_backend_another_distribution_names_by_entry_point_is_found(tmp_path, monkeypatch):
+    module = "nenyax_probe_backend"
+    source = "from nenyax.core.engine.runner import AsyncioPool\n\nclass Probe(AsyncioPool):\n    pass\n"
+    site = write_distribution(tmp_path, "nenyax-probe", "1.0", {"probe": f"{module}:Probe"}, {module: source},
+                              group="nenyax.executors")  # fmt: skip
+    monkeypatch.syspath_prepend(str(site))
+    assert backends()["probe"] == f"{module}:Probe"
+    assert type(executor_for("probe")).__name__ == "Probe"
+    env = load("arith:add?size=3", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+    assert [t.score for t in env.rollouts("reference", backend="probe")] == [1.0, 1.0, 1.0]
 
 
 _INTERRUPTED_RUN = textwrap.dedent(

@@ -5,27 +5,33 @@ from __future__ import annotations
 from importlib import metadata
 
 from nenyax.cli._version import __version__
+from nenyax.core.plugins import seams
 
-SERVERS: dict[str, tuple[str, str]] = {"nenyax-server-openenv": ("openenv", "nenyax serve")}
-"""Distributions a command reaches through an import seam rather than an entry point (servers are not a
-plugin kind): distribution -> (name, the command that uses it)."""
+USED_BY = {seams.SERVERS: "nenyax serve", seams.EXECUTORS: "nenyax eval --backend"}
+"""Who uses each entry-point group of seams (`nenyax.core.plugins.seams`): servers and backends are no plugin kind."""
 
 
 def installed_servers() -> list[dict[str, str]]:
-    """Each installed distribution of `SERVERS`, from its metadata: name, distribution, version, used_by."""
+    """Servers and backends other distributions install: name, distribution, version, used_by."""
     rows = []
-    for dist, (name, used_by) in SERVERS.items():
-        try:
-            version = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            continue
-        rows.append({"name": name, "distribution": dist, "version": version, "used_by": used_by})
-    return rows
+    for dist in metadata.distributions():
+        for ep in dist.entry_points:
+            if ep.group in USED_BY:
+                used_by = USED_BY[ep.group]
+                rows.append(
+                    {
+                        "name": ep.name,
+                        "distribution": dist.metadata["Name"],
+                        "version": dist.version,
+                        "used_by": used_by,
+                    }
+                )
+    return sorted(rows, key=lambda row: (row["used_by"], row["name"]))
 
 
 def installed_versions() -> list[tuple[str, str]]:
     """(distribution, version) for nenyax-core, nenyax-cli, then each distribution with a `nenyax` entry
-    point or named in `SERVERS`.
+    point, a server or a backend.
 
     Reads package metadata only: no plugin module is imported, so a broken plugin still shows its version.
     """

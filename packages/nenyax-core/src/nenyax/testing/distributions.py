@@ -10,14 +10,20 @@ from pathlib import Path
 
 
 def write_distribution(
-    root: Path, name: str, version: str, entry_points: dict[str, str], modules: dict[str, str] | None = None
+    root: Path,
+    name: str,
+    version: str,
+    entry_points: dict[str, str],
+    modules: dict[str, str] | None = None,
+    *,
+    group: str = "nenyax",
 ) -> Path:
-    """Write distribution `name` with ``nenyax`` entry points and module sources under `root`."""
+    """Write distribution `name` with entry points of `group` and module sources under `root`."""
     root.mkdir(parents=True, exist_ok=True)
     info = root / f"{name.replace('-', '_')}-{version}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    lines = ["[nenyax]", *(f"{ep} = {target}" for ep, target in entry_points.items())]
+    lines = [f"[{group}]", *(f"{ep} = {target}" for ep, target in entry_points.items())]
     (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
     for module, source in (modules or {}).items():
         path = root / (module.replace(".", "/") + ".py")

@@ -33,7 +33,7 @@ from nenyax.core import (
     UsageError,
     serde,
 )
-from nenyax.core.engine.executors import BACKENDS, DEFAULT_BACKEND
+from nenyax.core.engine.executors import DEFAULT_BACKEND, backend_names
 from nenyax.core.engine.rundirs import read_config
 
 
@@ -53,7 +53,7 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 @click.option("--concurrency", type=click.IntRange(min=1), envvar="NENYAX_CONCURRENCY", default=16, show_default=True)
 @click.option(
     "--backend",
-    type=click.Choice(sorted(BACKENDS)),
+    type=click.Choice(backend_names()),
     envvar="NENYAX_BACKEND",
     default=DEFAULT_BACKEND,
     show_default=True,

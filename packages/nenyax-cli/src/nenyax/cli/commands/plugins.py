@@ -46,7 +46,8 @@ def plugins_command(as_json: bool) -> None:
             table.append([kind, safe_text(str(row["name"])), safe_text(dist), safe_text(row["summary"] or "")])
     for server in servers:  # not a plugin kind: the import seam of a command
         dist = f"{server['distribution']} {server['version']}"
-        table.append(["server", server["name"], safe_text(dist), f"the server {server['used_by']} runs"])
+        kind = "server" if server["used_by"] == "nenyax serve" else "backend"
+        table.append([kind, server["name"], safe_text(dist), f"used by {server['used_by']}"])
     columns = ["kind", "name", "distribution", "summary"]
     print_table(console, "Installed nenyax plugins", columns, table, wrap="summary")
     for failure in failures:

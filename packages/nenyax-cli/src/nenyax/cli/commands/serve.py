@@ -9,13 +9,9 @@ import orjson
 
 from nenyax.core import UsageError
 
-SERVER_TARGET = "nenyax.server.openenv:serve"
-"""The one seam between the CLI and the OpenEnv server distribution: an import string, resolved when
-``nenyax serve`` runs. The CLI never imports a server, adapter or provider statically (an
-import-linter contract in the root pyproject.toml); servers are not a plugin kind, so this names it."""
-
-SERVER_DISTRIBUTION = "nenyax-server-openenv"
-"""The distribution that provides `SERVER_TARGET` (`nenyax.cli.versions.SERVERS` lists it for `plugins`)."""
+SERVER = "openenv"
+"""The server `nenyax serve` uses, by its name in the ``nenyax.servers`` entry-point group
+(`nenyax.core.plugins.seams`): the CLI never names a server's module."""
 
 
 @click.command("serve")
@@ -51,13 +47,15 @@ def serve_command(
     metadata. Stops on SIGTERM (exit 0) or Ctrl-C (exit 130), closing every session first.
     """
     from nenyax.core.install import pip_install
+    from nenyax.core.plugins import seams
     from nenyax.core.plugins.registry import import_factory
 
-    try:
-        serve = import_factory(SERVER_TARGET)
-    except ImportError as exc:
-        msg = f"nenyax serve needs the OpenEnv server: install it with {pip_install(SERVER_DISTRIBUTION)}."
-        raise UsageError(msg) from exc
+    target = seams.installed(seams.SERVERS).get(SERVER)
+    if target is None:
+        install = pip_install(seams.distribution_of(seams.SERVERS, SERVER) or "nenyax-server-openenv")
+        msg = f"nenyax serve needs the OpenEnv server: install it with {install}."
+        raise UsageError(msg)
+    serve = import_factory(target)
     say = _json_line if as_json else click.echo
     sys.exit(
         serve(

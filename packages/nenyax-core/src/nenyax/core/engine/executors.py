@@ -10,12 +10,12 @@ decides *where* they are played:
   Each rebuilds the environment from ``env.source`` and the policy from its travel form once, plays the
   jobs it is dealt (with the asyncio pool, inside the worker), and streams each finished trajectory
   back; only this process writes the sink.
-- ``"ray"`` (`nenyax.ray.executor.RayExecutor`, in the ``nenyax-ray`` distribution): on Ray actors, on
-  this machine or a cluster (its ``address=``); each rebuilds the environment and the policy the same way,
-  and a worker lost mid-episode has that episode played again on another one.
+- ``"ray"`` (in the ``nenyax-ray`` distribution): on Ray actors, on this machine or a cluster (its
+  ``address=``); each rebuilds the environment and the policy the same way, and a worker lost mid-episode
+  has that episode played again on another one.
 
-Backends are named by import strings (`BACKENDS`), so one shipped in another distribution (Ray, in
-``nenyax-ray``) adds a row without core importing it.
+Core's two backends are named here by import string (`CORE_BACKENDS`); another distribution adds one by
+entry point (group ``nenyax.executors``, `nenyax.core.plugins.seams`), so core never names its module.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import attrs
 
 from nenyax.core.contract.events import NO_OBSERVERS, EpisodeEnded, EpisodeStarted, Observers
 from nenyax.core.errors import UsageError, did_you_mean
+from nenyax.core.plugins import seams
 
 if TYPE_CHECKING:
     from nenyax.core.contract.trajectory import Trajectory
@@ -126,16 +127,23 @@ class Executor(Protocol):
         ...
 
 
-BACKENDS: dict[str, str] = {
+CORE_BACKENDS: dict[str, str] = {
     "asyncio": "nenyax.core.engine.runner:AsyncioPool",
     "process": "nenyax.core.engine.process_pool:ProcessPool",
-    "ray": "nenyax.ray.executor:RayExecutor",
 }
-"""Backend name -> ``"module:Class"`` of its executor; the class takes ``workers=`` (None: its default), and
+"""Core's own backends: name -> ``"module:Class"``; the class takes ``workers=`` (None: its default), and
 ``address=`` if it reaches other machines."""
 
-DISTRIBUTIONS: dict[str, str] = {"ray": "nenyax-ray"}
-"""The distribution a backend that core does not ship comes in (what to install when it is missing)."""
+
+def backends() -> dict[str, str]:
+    """Every backend installed: core's, then those other distributions name by entry point."""
+    return {**seams.installed(seams.EXECUTORS), **CORE_BACKENDS}
+
+
+def backend_names() -> list[str]:
+    """The backends one may name: those installed, and those a known distribution would add (said when missing)."""
+    return sorted({*backends(), *seams.KNOWN[seams.EXECUTORS]})
+
 
 DEFAULT_BACKEND = "asyncio"
 """The backend `run_jobs` and `env.rollouts` use when none is named."""
@@ -144,7 +152,7 @@ DEFAULT_BACKEND = "asyncio"
 def executor_for(
     backend: str | Executor | None = None, *, workers: int | None = None, address: str | None = None
 ) -> Executor:
-    """The executor of `backend` (a name in `BACKENDS`, or an executor object), with `workers` processes.
+    """The executor of `backend` (a name in `backends()`, or an executor object), with `workers` processes.
 
     `address` says where a backend that reaches other machines connects (``ray``: ``auto``, ``host:port``
     or ``ray://host:port``; None: a local instance).
@@ -155,8 +163,14 @@ def executor_for(
             raise UsageError(msg)
         return backend
     name = backend or DEFAULT_BACKEND
-    if name not in BACKENDS:
-        msg = f"Unknown backend {name!r}." + did_you_mean(name, BACKENDS, "backend")
+    # Core's own need no look-up of the installed distributions (the default path of every `rollouts`).
+    found_backends = CORE_BACKENDS if name in CORE_BACKENDS else backends()
+    if name not in found_backends:
+        install = seams.distribution_of(seams.EXECUTORS, name)
+        if install is not None:
+            msg = f"The {name} backend is not installed; pip install {install}."
+        else:
+            msg = f"Unknown backend {name!r}." + did_you_mean(name, backend_names(), "backend")
         raise UsageError(msg)
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         msg = f"workers must be an integer of at least 1, got {workers!r}."
@@ -164,14 +178,8 @@ def executor_for(
     if address is not None and name != "ray":
         msg = f"address= says where a Ray cluster is; backend={name!r} plays on this machine (use backend='ray')."
         raise UsageError(msg)
-    module, _, attr = BACKENDS[name].partition(":")
-    try:
-        found = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if name not in DISTRIBUTIONS or not module.startswith(exc.name or "\0"):
-            raise  # a dependency of an installed backend is missing: its own message says which
-        msg = f"The {name} backend is not installed; pip install {DISTRIBUTIONS[name]}."
-        raise UsageError(msg) from None
+    module, _, attr = found_backends[name].partition(":")
+    found = importlib.import_module(module)  # installed: a missing dependency's own message says which
     cls: Any = getattr(found, attr)
     options = {} if address is None else {"address": address}
     return cls(workers=workers, **options)  # type: ignore[no-any-return]
