@@ -1,6 +1,6 @@
 """The ``ray`` backend of Nenyax: episodes played by Ray actors, on this machine or a cluster.
 
-``env.rollouts(policy, tasks, backend="ray")`` selects it by name (core's `BACKENDS` row); an object,
+``env.rollouts(policy, tasks, backend="ray")`` selects it by name (its ``nenyax.executors`` entry point); an object,
 ``RayExecutor(workers=8, address="auto")``, picks the cluster. Importing this package does not import
 Ray: `RayExecutor` loads it on first use.
 """
