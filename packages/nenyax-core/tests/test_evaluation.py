@@ -12,9 +12,11 @@ import pytest
 
 from nenyax.core import (
     EvalSettings,
+    LearnerSettings,
     ModelSettings,
     PolicySettings,
     SettingsDiffer,
+    TrainSettings,
     UsageError,
     evaluate,
     load,
@@ -185,3 +187,18 @@ def test_settings_of_an_endpoint_build_the_same_endpoint():
     assert ModelSettings.of(endpoint) == settings
     assert endpoint.params == {"max_tokens": 9}
     assert attrs.evolve(settings, model="n").name == "openai:n"
+
+
+def test_train_settings_keep_the_learner_table_flat_and_refuse_typos():
+    settings = TrainSettings(
+        uri="arith:add", learner=LearnerSettings(use="grpo", options={"lr": 1e-5}), model="local:m", rounds=2
+    )
+    table = settings.to_table()
+    assert table["learner"] == {"use": "grpo", "lr": 1e-5}
+    assert table["command"] == "train"
+    assert "timeout" not in table
+    assert TrainSettings.from_table(table) == settings
+    with pytest.raises(UsageError, match=r"names 'round', which no run setting is; did you mean rounds\?"):
+        TrainSettings.from_table({**table, "round": 3})
+    with pytest.raises(UsageError, match="group-size must be a whole number of at least 1"):
+        TrainSettings.from_table({**table, "group_size": 0})

@@ -81,7 +81,10 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("ExportResult", "export"), "nenyax.core.engine.export"),
     **dict.fromkeys(("EnvironmentSpec", "load"), "nenyax.core.engine.loader"),
     **dict.fromkeys(("EvalResult", "Evaluation", "SettingsDiffer", "evaluate"), "nenyax.core.engine.evaluation"),
-    **dict.fromkeys(("EvalSettings", "ModelSettings", "PolicySettings"), "nenyax.core.engine.settings"),
+    **dict.fromkeys(
+        ("EvalSettings", "LearnerSettings", "ModelSettings", "PolicySettings", "TrainSettings"),
+        "nenyax.core.engine.settings",
+    ),
     # tiers
     **dict.fromkeys(
         ("TierOutcome", "TierReport", "TierResult", "acheck", "check"),
@@ -172,7 +175,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     )
     from nenyax.core.engine.rundirs import Run, RunConfig, load_run, new_run_dir
     from nenyax.core.engine.session import Session
-    from nenyax.core.engine.settings import EvalSettings, ModelSettings, PolicySettings
+    from nenyax.core.engine.settings import EvalSettings, LearnerSettings, ModelSettings, PolicySettings, TrainSettings
     from nenyax.core.engine.sinks import JsonlSink, TrajectoryFile, read_trajectories
     from nenyax.core.engine.summary import Summary, summarize
     from nenyax.core.errors import (

@@ -18,16 +18,17 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import attrs
 import click
 import orjson
 from click.core import ParameterSource
 
 from nenyax.cli.params import model_option, plugin_options
 from nenyax.cli.progress import bar, watching
-from nenyax.core import UsageError, load
+from nenyax.core import TrainSettings, UsageError, load
 from nenyax.core.contract.events import EpisodeEnded, Observer
 from nenyax.core.engine.rundirs import create_run, default_run_path, read_config
-from nenyax.core.engine.training import HELDOUT, PLOT, RoundResult, Trainer, TrainSettings, read_rounds
+from nenyax.core.engine.training import HELDOUT, PLOT, RoundResult, Trainer, read_rounds
 from nenyax.core.plugins.registry import default_registry
 
 # The settings a run is made of, in run.toml; --resume may change none of them but `concurrency`.
@@ -52,7 +53,7 @@ def _given(ctx: click.Context, name: str) -> bool:
     return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 
 
-def _settings(ctx: click.Context, opts: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+def _settings(ctx: click.Context, opts: dict[str, Any], config: dict[str, Any], where: str) -> TrainSettings:
     """run.toml's settings: options given on the command line over the config over the defaults."""
     settings: dict[str, Any] = {"uri": opts["uri"] if opts["uri"] else config.get("uri"), "command": "train"}
     if not settings["uri"]:
@@ -72,12 +73,14 @@ def _settings(ctx: click.Context, opts: dict[str, Any], config: dict[str, Any]) 
         value = opts[name] if _given(ctx, name) or name not in config else config[name]
         if value is not None:
             settings[name] = value
-    unknown = set(config) - {"uri", "learner", "model", *_ROUND_SETTINGS}
+    if "schema_version" in config:  # the file's layout: checked by the record rule below
+        settings["schema_version"] = config["schema_version"]
+    unknown = set(config) - {"uri", "learner", "model", "schema_version", *_ROUND_SETTINGS}
     if unknown:
         msg = f"Unknown config key(s) {', '.join(sorted(unknown))}; a train config takes uri, model, [learner] and "
         msg += f"{', '.join(_ROUND_SETTINGS)}."
         raise UsageError(msg)
-    return settings
+    return TrainSettings.from_table(settings, where)
 
 
 class _Bar(Observer):
@@ -132,51 +135,53 @@ def train_command(ctx: click.Context, **opts: Any) -> None:
         if opts["out"] is not None or opts["config"] is not None:
             msg = "--resume continues a run from its own run.toml; drop --out and --config."
             raise UsageError(msg)
-        stored = dict(read_config(resume).settings)
-        if stored.get("command") != "train":
+        stored_table = dict(read_config(resume).settings)
+        if stored_table.get("command") != "train":
             msg = f"{resume} holds no run of `nenyax train` to continue."
             raise UsageError(msg)
-        stored.pop("command")
-        settings = _settings(ctx, opts, stored)
-        free = {"command", "concurrency"}
-        changed = sorted(k for k in (set(settings) | set(stored)) - free if settings.get(k) != stored.get(k))
+        stored_table.pop("command")
+        where = f"{resume}/run.toml"
+        stored = TrainSettings.from_table(stored_table, where)
+        settings = _settings(ctx, opts, stored_table, where)
+        free = {"concurrency", "schema_version", "unknown_fields"}
+        mine, theirs = attrs.asdict(settings, recurse=False), attrs.asdict(stored, recurse=False)
+        changed = sorted(k for k in mine if k not in free and mine[k] != theirs[k])
         if changed:
             msg = f"--resume continues the run {resume}/run.toml describes; it differs in {', '.join(changed)}."
             raise UsageError(msg)
         out = resume
     else:
         config = _read_config(opts["config"]) if opts["config"] is not None else {}
-        settings = _settings(ctx, opts, config)
-        out = opts["out"] or default_run_path("runs", settings["uri"])
-    learner_table = dict(settings["learner"])
-    name = learner_table.pop("use")
-    train_settings = TrainSettings(**{k: settings[k] for k in _ROUND_SETTINGS if k in settings})
-    learner = default_registry().create("learner", name, model=settings.get("model"), **learner_table)
-    env = load(settings["uri"])
+        settings = _settings(ctx, opts, config, str(opts["config"] or "the options"))
+        out = opts["out"] or default_run_path("runs", settings.uri)
+    if settings.learner is None:  # `_settings` always names one
+        msg = "Name the learner with --learner."
+        raise UsageError(msg)
+    name = settings.learner.use
+    learner = default_registry().create("learner", name, model=settings.model, **settings.learner.options)
+    env = load(settings.uri)
     try:
         if resume is None:
             create_run(
                 out,
-                settings,
+                settings.to_table(),
                 env.manifest,
                 if_taken=f"name a new directory with --out, or continue that run with --resume {out}",
             )
         done = read_rounds(out)
-        rounds_left = train_settings.rounds - (done[-1].round if done else 0)
-        per_round = train_settings.tasks_per_round * train_settings.group_size + train_settings.heldout
-        total = (0 if done else train_settings.heldout) + max(rounds_left, 0) * per_round
+        rounds_left = settings.rounds - (done[-1].round if done else 0)
+        per_round = settings.tasks_per_round * settings.group_size + settings.heldout
+        total = (0 if done else settings.heldout) + max(rounds_left, 0) * per_round
         click.echo(
-            f"{settings['uri']}: learner {name}, {train_settings.rounds} round(s) of {train_settings.tasks_per_round} "
-            f"task(s) x {train_settings.group_size}, {train_settings.heldout} held-out -> {out}",
+            f"{settings.uri}: learner {name}, {settings.rounds} round(s) of {settings.tasks_per_round} "
+            f"task(s) x {settings.group_size}, {settings.heldout} held-out -> {out}",
             err=True,
         )
         if done:
             click.echo(f"resuming after round {done[-1].round}", err=True)
         with bar("episodes", total, quiet) as advance:
             observers = [_Bar(advance)] if watching(quiet) else []
-            trainer = Trainer(
-                env, learner, out, train_settings, observers=observers, on_round=None if as_json else _say
-            )
+            trainer = Trainer(env, learner, out, settings, observers=observers, on_round=None if as_json else _say)
             if resume is not None and (aside := trainer.resume()):
                 click.echo(
                     f"{aside} episode(s) of the unfinished round set aside in *.interrupted.jsonl; "

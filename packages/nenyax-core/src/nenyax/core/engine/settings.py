@@ -1,7 +1,8 @@
 """What a run is asked to do, as typed, versioned records: the settings ``run.toml`` holds.
 
 `EvalSettings` is what ``nenyax eval`` and `nenyax.core.evaluate` run; `ModelSettings` (the
-``[provider]`` table) and `PolicySettings` (the ``[policy]`` table) say who plays. They are `Record`s,
+``[provider]`` table) and `PolicySettings` (the ``[policy]`` table) say who plays. `TrainSettings` is
+what ``nenyax train`` runs (its learner in the ``[learner]`` table). They are `Record`s,
 written and read by `serde` like every persisted record, so ``run.toml`` has a schema and the record
 rule holds for it: a file of a newer minor version keeps the keys this version does not know (and writes
 them back), a newer major version is refused in one sentence, and a key no version knows (a typo in a
@@ -12,7 +13,7 @@ version read as 1.0.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -20,6 +21,8 @@ from nenyax.core.contract import serde
 from nenyax.core.contract.schema import SCHEMA_VERSION, Record, SchemaVersion
 from nenyax.core.errors import UsageError, did_you_mean_pool
 from nenyax.core.models.endpoint import DEFAULT_MODEL, Endpoint
+
+R = TypeVar("R", bound=Record)
 
 
 @attrs.frozen(kw_only=True)
@@ -165,20 +168,87 @@ class EvalSettings(Record):
     @classmethod
     def from_table(cls, table: dict[str, Any], where: str = "run.toml") -> EvalSettings:
         """Read run.toml's tables (its ``[recorded]`` table already set aside); one sentence for what is wrong."""
+        return _from_table(cls, table, where, {"provider": ModelSettings, "policy": PolicySettings})
+
+
+@attrs.frozen(kw_only=True)
+class LearnerSettings(Record):
+    """A learner by name and its options (run.toml's ``[learner]`` table: ``use = "grpo"``, ``lr = 1e-5``...)."""
+
+    use: str
+    options: dict[str, Any] = attrs.field(factory=dict)
+    """Keyword options of the learner's factory (`nenyax train --option K=V`)."""
+
+
+@attrs.frozen(kw_only=True)
+class TrainSettings(Record):
+    """What a training run plays: how many rounds, tasks and episodes, and (for run.toml) where and with what.
+
+    `uri`, `learner` and `model` say what ``nenyax train`` loads and builds; `Trainer`, handed the
+    environment and the learner themselves, reads only the round sizes.
+    """
+
+    uri: str = ""
+    command: str = "train"
+    learner: LearnerSettings | None = None
+    model: str | None = None
+    """The ``provider:model`` the learner improves (None: the learner's own default)."""
+    rounds: int = 3
+    """Rounds after round 0 (the measurement of the starting learner)."""
+    group_size: int = 4
+    """Episodes per training task in a round (a group)."""
+    tasks_per_round: int = 8
+    heldout: int = 16
+    """Held-out tasks, the same every round."""
+    seed: int = 0
+    """Seeds the held-out draw and each round's training tasks."""
+    concurrency: int = 16
+    timeout: float | None = None
+    """Seconds an episode may run."""
+    schema_version: SchemaVersion = SCHEMA_VERSION
+
+    def __attrs_post_init__(self) -> None:
+        for name in ("rounds", "group_size", "tasks_per_round", "heldout", "concurrency"):
+            value = getattr(self, name)
+            least = 0 if name == "rounds" else 1
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                msg = f"{name.replace('_', '-')} must be a whole number of at least {least}, not {value!r}."
+                raise UsageError(msg)
+
+    def to_table(self) -> dict[str, Any]:
+        """The settings as run.toml's tables; the learner's options sit beside ``use`` in ``[learner]``."""
+        table: dict[str, Any] = _drop_empty(serde.to_data(self))
+        if self.learner is not None:
+            table["learner"] = {"use": self.learner.use, **self.learner.options}
+        return table
+
+    @classmethod
+    def from_table(cls, table: dict[str, Any], where: str = "run.toml") -> TrainSettings:
+        """Read run.toml's tables; one sentence for what is wrong."""
         table = dict(table)
-        version = _version_of(table, where)
-        if version <= SCHEMA_VERSION:  # a newer minor's keys are kept (the record rule); others are typos
-            _refuse_unknown(table, cls, where, "")
-            for key, sub in (("provider", ModelSettings), ("policy", PolicySettings)):
-                if isinstance(table.get(key), dict):
-                    _refuse_unknown(table[key], sub, where, f"[{key}] ")
-        try:
-            return serde.from_data(table, cls)
-        except UsageError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - cattrs raises an exception group naming every bad value
-            msg = f"{where} does not describe an evaluation ({_first_error(exc)}); fix the file or write it anew."
-            raise UsageError(msg) from None
+        learner = table.get("learner")
+        if isinstance(learner, dict):
+            options = {k: v for k, v in learner.items() if k != "use"}
+            table["learner"] = {"use": learner.get("use"), "options": options}
+        return _from_table(cls, table, where, {})
+
+
+def _from_table(cls: type[R], table: dict[str, Any], where: str, sections: dict[str, type[Record]]) -> R:
+    """`table` as a `cls` record: a typo is refused by name, a newer minor's keys are kept (the record rule)."""
+    table = dict(table)
+    version = _version_of(table, where)
+    if version <= SCHEMA_VERSION:
+        _refuse_unknown(table, cls, where, "")
+        for key, sub in sections.items():
+            if isinstance(table.get(key), dict):
+                _refuse_unknown(table[key], sub, where, f"[{key}] ")
+    try:
+        return serde.from_data(table, cls)
+    except UsageError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - cattrs raises an exception group naming every bad value
+        msg = f"{where} does not describe a run nenyax can read ({_first_error(exc)}); fix the file or write it anew."
+        raise UsageError(msg) from None
 
 
 def _version_of(table: dict[str, Any], where: str) -> SchemaVersion:

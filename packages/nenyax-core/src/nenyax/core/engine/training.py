@@ -37,6 +37,7 @@ import attrs
 from nenyax.core.contract.trajectory import Group, Trajectory
 from nenyax.core.engine import learning
 from nenyax.core.engine.environment import Environment
+from nenyax.core.engine.settings import TrainSettings
 from nenyax.core.errors import InfraFailure, UsageError
 
 METRICS = "metrics.jsonl"
@@ -46,32 +47,6 @@ CHECKPOINTS = "checkpoints"
 PLOT = "plot.png"
 HELDOUT_SPLITS = ("heldout", "validation", "test", "eval")
 """A split by one of these names (after the first split) is the held-out set; otherwise one is drawn."""
-
-
-@attrs.frozen(kw_only=True)
-class TrainSettings:
-    """How many rounds, tasks and episodes a run plays."""
-
-    rounds: int = 3
-    """Rounds after round 0 (the measurement of the starting learner)."""
-    group_size: int = 4
-    """Episodes per training task in a round (a group)."""
-    tasks_per_round: int = 8
-    heldout: int = 16
-    """Held-out tasks, the same every round."""
-    seed: int = 0
-    """Seeds the held-out draw and each round's training tasks."""
-    concurrency: int = 16
-    timeout: float | None = None
-    """Seconds an episode may run."""
-
-    def __attrs_post_init__(self) -> None:
-        for name in ("rounds", "group_size", "tasks_per_round", "heldout", "concurrency"):
-            value = getattr(self, name)
-            least = 0 if name == "rounds" else 1
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                msg = f"{name.replace('_', '-')} must be a whole number of at least {least}, not {value!r}."
-                raise UsageError(msg)
 
 
 @attrs.frozen(kw_only=True)
