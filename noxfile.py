@@ -1,12 +1,15 @@
 """Every test, lint and build session of the Nenyax monorepo.
 
-`nox` runs the default sessions (what CI runs); `nox -l` lists them all;
+`nox` runs the default sessions (what CI runs: `.ci/run`); `nox -l` lists them all;
 `nox -s "tests(package='nenyax-core')"` tests one distribution with only its declared dependencies.
 
-What a distribution needs of its sessions (Debian packages, a server venv, sessions of its own for another
-Python or another release of a library) is data in its pyproject's `[tool.nenyax]` (the keys are in
-noxlib/workspace.py); one body (`_run_tests`) runs every such session. The podman engine is noxlib/podman.py.
-"""
+What a distribution needs of its test sessions is data in its own pyproject's `[tool.nenyax]`, never a list
+here (the keys are documented in noxlib/workspace.py and CONTRIBUTING.md): Debian packages, requirements
+installed without their dependencies, a server venv of another Python, and sessions of its own (another Python,
+another release of a library; in the default list, between `tests` and `podman`). One body, `_run_tests`, runs
+`tests(package=...)` and every such session. The podman engine is noxlib/podman.py; the scaffolds that
+`plugin-kits` uses by name are tested in tests/plugin_kits/use_by_name.py. Importing this file runs nothing:
+pip's configuration is read when a session starts."""
 
 from __future__ import annotations
 
@@ -111,7 +114,8 @@ def _release_on_ci(session: nox.Session) -> None:
 
 
 def _install_only(session: nox.Session) -> bool:
-    """Whether nox runs with --install-only (then `session.run` runs nothing and returns None)."""
+    """Whether nox runs with --install-only (then `session.run` runs nothing and returns None): a session whose
+    later steps start an engine or write files stops after its installs."""
     return session.run("true", external=True, silent=True) is None
 
 
@@ -211,6 +215,8 @@ def _modules(package: str) -> list[str]:
 
 # The README's quickstart: what a new user installs to run the main job.
 QUICKSTART = ["nenyax-core", "nenyax-cli", "nenyax-adapters-reasoning-gym"]
+# Run in each wheel's bare venv: every module the wheel ships must import (`-P`: not from this checkout).
+IMPORT_MODULES = ROOT / "noxlib" / "import_modules.py"
 
 
 @nenyax_session(python=PYTHON)
@@ -229,7 +235,6 @@ def wheels(session: nox.Session) -> None:
     # A --find-links of its own replaces uv's UV_FIND_LINKS, so the built wheels go beside those folders.
     folders = [str(out), *filter(None, os.environ.get("UV_FIND_LINKS", "").split(","))]
     links = [arg for folder in folders for arg in ("--find-links", folder)]
-    probe = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)"
 
     def bare_venv(name: str, *packages: str) -> tuple[Path, str]:
         # A bare venv (no pip of its own), filled by uv from the built wheels and the index.
@@ -255,7 +260,7 @@ def wheels(session: nox.Session) -> None:
     shutil.rmtree(venv, ignore_errors=True)
     for package in PACKAGES:
         venv, python = bare_venv(f"alone-{package}", package)
-        session.run(python, "-c", probe, *_modules(package), env=ENV, external=True)
+        session.run(python, "-P", str(IMPORT_MODULES), *_modules(package), env=ENV, external=True)
         shutil.rmtree(venv, ignore_errors=True)  # the next one starts from nothing; disk stays that of one venv
 
 
