@@ -38,9 +38,9 @@ Call semantics, for every hook:
   same kind and name, naming both distributions;
 * must be cheap and free of side effects: no I/O, no network, no heavy imports, no event loop.
 
-Conformance: for a kind with a kit (``Kind.kit``; the adapter kind today), ``nenyax <kind>-check NAME``
-runs the kit's checks, the common ones every kind shares first; plugin tests subclass the matching
-base class in ``nenyax.testing`` (e.g. ``AdapterConformance``).
+Conformance: every kind has a kit (``Kind.kit``, its checks in ``nenyax.testing.checks.<kind>``):
+``nenyax <kind>-check NAME`` runs them, the common ones every kind shares first; a plugin's tests run
+the same kit with ``nenyax.testing.AdapterConformance`` (adapters) or ``conformance_suite("<kind>")``.
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def nenyax_register_sandboxes() -> SpecResult:  # type: ignore[empty-body]
     commands inside reach the proxy at, and the limits it could not enforce (``unenforced``). A non-zero
     exit is data; the backend failing raises `InfraFailure`. Every capability it claims is proven by its
     conformance kit, ``nenyax sandbox-check NAME`` (containment included: writes outside its files, the
-    network, a fork bomb, a memory hog, a command past its timeout).
+    network, a fork bomb, a memory hog, a command past its timeout) / ``conformance_suite("sandbox")``.
     """
 
 
@@ -188,6 +188,8 @@ def nenyax_register_learners() -> SpecResult:  # type: ignore[empty-body]
     `nenyax.core.plugins.learner.Learner`: ``policy()`` (a Policy whose info carries the revision),
     ``update(groups)`` (only trainable trajectories reach it), ``save(directory) -> revision``,
     ``restore(revision)`` (in a fresh process too) and ``close()``.
+
+    Conformance: ``nenyax learner-check NAME`` / ``nenyax.testing.conformance_suite("learner")``.
     """
 
 
@@ -202,6 +204,8 @@ def nenyax_register_exporters() -> SpecResult:  # type: ignore[empty-body]
     ``suffix`` names default destinations, ``open(destination, schema=)`` -> a ``RowWriter`` with
     ``write_batch(rows)``, ``close()`` (the rows appear at the destination whole) and ``abort()``.
     The rows themselves (raw, SFT, DPO) and their `RowSchema` are made once in `nenyax.core.contract.rows`.
+
+    Conformance: ``nenyax exporter-check NAME`` / ``nenyax.testing.conformance_suite("exporter")``.
     """
 
 
@@ -219,4 +223,6 @@ def nenyax_register_tracers() -> SpecResult:  # type: ignore[empty-body]
     ``GenAISpans``), ``flush(timeout)`` and ``shutdown() -> TraceDelivery`` (spans sent and lost, never
     raising). A preset whose key variable is unset raises a `UsageError` naming that variable; a key is
     never written into a span or a resource attribute.
+
+    Conformance: ``nenyax tracer-check NAME`` / ``nenyax.testing.conformance_suite("tracer")``.
     """

@@ -19,11 +19,15 @@ from nenyax.core.plugins.registry import Registry, default_registry, from_portab
 # distribution that exists; a format not listed here gets no install suggestion at all.
 KNOWN_ADAPTERS: dict[str, str] = {
     "gymnasium": "nenyax-adapters-gymnasium",
+    "harbor": "nenyax-adapters-harbor",
     "hf": "nenyax-adapters-datasets",
+    "hud": "nenyax-adapters-hud",
+    "lm_eval": "nenyax-adapters-lm-eval",
     "nemo_gym": "nenyax-adapters-nemo-gym",
     "openenv": "nenyax-adapters-openenv",
     "ors": "nenyax-adapters-ors",
     "reasoning_gym": "nenyax-adapters-reasoning-gym",
+    "verifiers": "nenyax-adapters-verifiers",
 }
 
 

@@ -1,0 +1,110 @@
+"""What a session needs of this machine: Debian packages, other Pythons, uv's wheel folders, server venvs."""
+
+from __future__ import annotations
+
+import functools
+import glob
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+import nox
+
+from noxlib import workspace
+
+# Pins applied to every install (e.g. torch==2.13.0: pip takes the local CPU wheel only when pinned).
+CONSTRAINTS = ["-c", str(workspace.ROOT / "constraints.txt")]
+# Where the venvs of upstream servers are kept between runs (`server_venvs`).
+SERVER_VENVS = Path(os.environ.get("NENYAX_SERVER_VENVS", Path.home() / ".cache" / "nenyax" / "server-venvs"))
+PYENV_ROOT = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+
+
+def pyenv_python(version: str) -> str:
+    """pyenv's newest `version` by path, else the bare version for nox to find on PATH.
+
+    A pyenv shim may refuse `python3.12` (nox then finds none, and uv would try to download one).
+    """
+    found = sorted(glob.glob(f"{PYENV_ROOT}/versions/{version}.*/bin/python{version}"))
+    return found[-1] if found else version
+
+
+def find_python(session: nox.Session, version: str) -> str:
+    """An interpreter of `version`: on PATH if it runs (a pyenv shim may refuse), else pyenv's newest."""
+    candidates = [shutil.which(f"python{version}") or ""]
+    candidates += sorted(glob.glob(f"{PYENV_ROOT}/versions/{version}.*/bin/python{version}"), reverse=True)
+    for path in filter(None, candidates):
+        if subprocess.run([path, "--version"], capture_output=True, check=False).returncode == 0:
+            return path
+    session.error(f"No Python {version} found (on PATH or under {PYENV_ROOT}/versions).")
+
+
+def share_pip_find_links() -> None:
+    """Give uv pip's configured local wheel folders (uv reads no pip configuration), before a session installs.
+
+    This machine's CPU build of torch lies in pip's find-links folder; without it uv meets the pin
+    (torch==2.13.0) with PyPI's CUDA build, some 3 GB more per virtualenv.
+    """
+    if not os.environ.get("UV_FIND_LINKS") and (links := _pip_find_links().split()):
+        os.environ["UV_FIND_LINKS"] = ",".join(links)  # uv's list is comma-separated, pip's space-separated
+
+
+@functools.cache
+def _pip_find_links() -> str:
+    """pip's configured local wheel folders (the env var, else pip.conf), space-separated."""
+    if os.environ.get("PIP_FIND_LINKS"):
+        return os.environ["PIP_FIND_LINKS"]
+    asked = ["python3", "-m", "pip", "config", "get", "global.find-links"]
+    done = subprocess.run(asked, capture_output=True, text=True, check=False)
+    return done.stdout if done.returncode == 0 else ""
+
+
+def ensure_debian(session: nox.Session, packages: Iterable[str]) -> None:
+    """Debian packages a session's tests drive (chromium, bubblewrap...): installed when missing and we can
+    (root with apt-get, as on CI); with `CI` set, one that cannot be installed fails the session."""
+    wanted = sorted(set(packages))
+    if not wanted:
+        return
+    if not shutil.which("dpkg"):
+        session.warn(f"Not a Debian system: {', '.join(wanted)} must be installed by hand.")
+        return
+    missing = [p for p in wanted if subprocess.run(["dpkg", "-s", p], capture_output=True, check=False).returncode]
+    if not missing:
+        return
+    if not (shutil.which("apt-get") and os.geteuid() == 0):
+        if os.environ.get("CI"):
+            session.error(f"Debian packages {', '.join(missing)} are needed and cannot be installed (no root apt-get).")
+        session.warn(f"Debian packages {', '.join(missing)} are missing: their tests will say so.")
+        return
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("apt-get", "update", "-qq", external=True, env=env, silent=True)
+    session.run("apt-get", "install", "-y", "-qq", *missing, external=True, env=env, silent=True)
+
+
+def server_venvs(session: nox.Session, packages: Iterable[str]) -> dict[str, str]:
+    """[tool.nenyax.server-venv]: a venv of another Python holding an upstream server a package's tests
+    run as a subprocess (nemo-gym needs Python >= 3.12); returns {the table's env var: that venv's python}.
+
+    It holds upstream code only, so it is cached outside the checkout (`SERVER_VENVS`), one per table:
+    a fresh clone on a machine that built it before reuses it (building it takes about 3 minutes), and a
+    changed table builds another.
+    """
+    found = {}
+    for package in sorted(packages):
+        spec = workspace.declared(package).get("server-venv")
+        if not spec:
+            continue
+        wanted = json.dumps(spec, sort_keys=True)
+        venv = SERVER_VENVS / f"{package}-{hashlib.sha256(wanted.encode()).hexdigest()[:12]}"
+        python, stamp = venv / "bin" / "python", venv / "nenyax-server-venv.json"
+        if not (python.exists() and stamp.exists() and stamp.read_text() == wanted):
+            interpreter = find_python(session, spec["python"])
+            session.run_install("uv", "venv", "-q", "--clear", "--python", interpreter, str(venv), external=True)
+            install = ["uv", "pip", "install", "-q", "--python", str(python)]
+            session.run_install(*install, *spec["requires"], *CONSTRAINTS, external=True)
+            stamp.write_text(wanted)
+        found[spec["env"]] = str(python)
+    return found

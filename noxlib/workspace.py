@@ -1,0 +1,135 @@
+"""The distributions under packages/ and what each declares for nox in its pyproject's `[tool.nenyax]`.
+
+The keys (all optional):
+
+- `debian`: Debian packages its tests need (a sandbox's binary), installed when missing and we can.
+- `nodeps`: requirements wanted for their files only, installed without their dependencies.
+- `shared` (default true): false leaves it out of `tests(package=...)`, its test group out of `integration`
+  and itself out of `bench`; its own `sessions` (or a session of noxfile.py's, `podman`) test it.
+- `[tool.nenyax.server-venv]`: `python`, `requires`, `env`: a cached venv of another Python holding an
+  upstream server its tests start; `env` names the variable that points them at its python.
+- `[tool.nenyax.sessions.<name>]`: a session of its own (in nox's default list), running its tests with its
+  test group changed: `about` (the session's docstring), `python` (default 3.11), `drop` (names taken out of
+  the test group), `requires` (added to it; first-party names install from source), `env` (variables set
+  for pytest), `pytest` (arguments before the session's own).
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = {p.parent.name: p.parent for p in sorted(ROOT.glob("packages/*/pyproject.toml"))}
+PYTHON = "3.11"
+
+
+@functools.cache
+def pyproject(package: str) -> dict[str, Any]:
+    """A distribution's pyproject.toml, parsed."""
+    return tomllib.loads((PACKAGES[package] / "pyproject.toml").read_text())
+
+
+def declared(package: str) -> dict[str, Any]:
+    """A distribution's `[tool.nenyax]` table (empty when it has none)."""
+    return pyproject(package).get("tool", {}).get("nenyax", {})
+
+
+def name(requirement: str) -> str:
+    """The distribution a requirement names, without version, extras or markers."""
+    return requirement.split(">")[0].split("<")[0].split("=")[0].split("[")[0].split(";")[0].strip()
+
+
+def first_party(requirements: Iterable[str]) -> list[str]:
+    """The requirements that name a distribution of this workspace (installed from source)."""
+    return [name(r) for r in requirements if name(r) in PACKAGES]
+
+
+def third_party(requirements: Iterable[str]) -> list[str]:
+    """The requirements that do not name a distribution of this workspace."""
+    return [r for r in requirements if name(r) not in PACKAGES]
+
+
+def closure(packages: Iterable[str]) -> set[str]:
+    """`packages` and every first-party distribution they depend on."""
+    seen: set[str] = set()
+    todo = list(packages)
+    while todo:
+        package = todo.pop()
+        if package not in seen:
+            seen.add(package)
+            todo += first_party(pyproject(package)["project"].get("dependencies", []))
+    return seen
+
+
+def requirements(packages: Iterable[str]) -> list[str]:
+    """The third-party requirements `packages` declare, deduplicated."""
+    return sorted({r for p in packages for r in third_party(pyproject(p)["project"].get("dependencies", []))})
+
+
+def test_group(package: str) -> list[str]:
+    """A distribution's `test` dependency group."""
+    return pyproject(package).get("dependency-groups", {}).get("test", ["pytest"])
+
+
+def debian(packages: Iterable[str]) -> list[str]:
+    """The Debian packages `packages` declare for their tests."""
+    return sorted({d for p in packages for d in declared(p).get("debian", [])})
+
+
+def nodeps(packages: Iterable[str]) -> list[str]:
+    """The requirements `packages` want without their dependencies (`nodeps`)."""
+    return sorted({d for p in packages for d in declared(p).get("nodeps", [])})
+
+
+def shared() -> list[str]:
+    """The distributions tested by `tests(package=...)`, their test groups installed in `integration`."""
+    return [p for p in PACKAGES if declared(p).get("shared", True)]
+
+
+def shared_test_groups() -> list[str]:
+    """The third-party test requirements of every shared distribution."""
+    return third_party(r for p in shared() for r in test_group(p))
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One way to run a distribution's own tests: `tests(package=...)`'s, or a session of its own."""
+
+    package: str
+    name: str = "tests"
+    about: str = "One distribution's own tests, with only its declared dependencies (plus local siblings)."
+    python: str = PYTHON
+    drop: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    pytest: tuple[str, ...] = ()
+
+    @property
+    def group(self) -> list[str]:
+        """The package's test group, less `drop`, plus `requires`."""
+        return [r for r in test_group(self.package) if name(r) not in self.drop] + list(self.requires)
+
+    @property
+    def siblings(self) -> list[str]:
+        """The first-party distributions the lane's group names (installed from source)."""
+        return first_party(self.group)
+
+
+def own_lanes() -> list[Lane]:
+    """Every `[tool.nenyax.sessions.<name>]`, in package order."""
+    lanes = []
+    for package in PACKAGES:
+        for lane_name, spec in declared(package).get("sessions", {}).items():
+            unknown = set(spec) - {"about", "python", "drop", "requires", "env", "pytest"}
+            if unknown:
+                raise ValueError(f"{package}'s [tool.nenyax.sessions.{lane_name}] has unknown keys: {sorted(unknown)}.")
+            lists = {key: tuple(spec[key]) for key in ("drop", "requires", "pytest") if key in spec}
+            lanes.append(
+                Lane(package, lane_name, spec["about"], spec.get("python", PYTHON), env=spec.get("env", {}), **lists)
+            )
+    return lanes
