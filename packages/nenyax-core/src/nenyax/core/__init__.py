@@ -80,9 +80,14 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("Summary", "summarize"), "nenyax.core.engine.summary"),
     **dict.fromkeys(("ExportResult", "export"), "nenyax.core.engine.export"),
     **dict.fromkeys(("EnvironmentSpec", "load"), "nenyax.core.engine.loader"),
+    # the one check framework (tiers and the conformance kit specialise it)
+    **dict.fromkeys(
+        ("Check", "CheckReport", "CheckResult", "Fail", "Finding", "Severity", "Skip", "Verdict"),
+        "nenyax.core.contract.checking",
+    ),
     # tiers
     **dict.fromkeys(
-        ("TierOutcome", "TierReport", "TierResult", "acheck", "check"),
+        ("TierCheck", "TierOutcome", "TierReport", "TierResult", "acheck", "check"),
         "nenyax.core.tiers.measure",
     ),
     # the other mode bases and what their native loops exchange
@@ -205,7 +210,18 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
         SandboxSpec,
         create_sandbox,
     )
+    from nenyax.core.contract.checking import (
+        Check,
+        CheckReport,
+        CheckResult,
+        Fail,
+        Finding,
+        Severity,
+        Skip,
+        Verdict,
+    )
     from nenyax.core.tiers.measure import (
+        TierCheck,
         TierOutcome,
         TierReport,
         TierResult,

@@ -28,12 +28,13 @@ from nenyax.core.errors import did_you_mean
 from nenyax.core.kinds import KINDS
 from nenyax.core.tiers.cached import forget, remember
 from nenyax.core.tiers.checks import CHECKS, MODEL_CHECKS
-from nenyax.core.tiers.measure import DEFAULT_MARGIN, DEFAULT_SAMPLES, TierOutcome, TierReport, check
+from nenyax.core.contract.checking import Verdict
+from nenyax.core.tiers.measure import DEFAULT_MARGIN, DEFAULT_SAMPLES, TierReport, check
 
 TIERS = [t.label for t in Tier if t is not Tier.NONE]
 _GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 """Where an option the user gave comes from (not a default, nor a --config run.toml's value)."""
-_STYLE = {TierOutcome.PASSED: "green", TierOutcome.FAILED: "red", TierOutcome.SKIPPED: "yellow"}
+_STYLE = {Verdict.PASSED: "green", Verdict.FAILED: "red", Verdict.SKIPPED: "yellow", Verdict.ERROR: "magenta"}
 
 
 def render_report(report: TierReport) -> None:

@@ -14,8 +14,9 @@ import click
 import orjson
 
 from nenyax.cli.params import plugin_options
+from nenyax.core.contract import serde
 from nenyax.core.kinds import KINDS
-from nenyax.testing import CHECKS, Report, Subject, Verdict
+from nenyax.testing import CHECKS, KitReport, Subject, Verdict
 
 _STYLE = {Verdict.PASSED: "green", Verdict.FAILED: "red", Verdict.SKIPPED: "yellow", Verdict.ERROR: "magenta"}
 
@@ -32,24 +33,9 @@ def run_conformance(
     failed or crashed."""
     subject = Subject.from_environment(kind=kind, name=name, options=options)
     subject.entry  # noqa: B018 - an unknown name fails here, with suggestions, before any check runs
-    report = Report.of(CHECKS[kind], subject)
+    report = KitReport.of(CHECKS[kind], subject)
     if as_json:
-        data = {
-            "kind": kind,
-            "name": name,
-            "passed": not report.failed(strict),
-            "checks": [
-                {
-                    "id": o.check.id,
-                    "verdict": "failed" if o.failed(strict) else o.verdict.value,
-                    "passed": o.ok(strict),
-                    "reason": o.reason,
-                    "findings": [{"severity": f.severity.value, "message": f.message} for f in o.findings],
-                }
-                for o in report.outcomes
-            ],
-        }
-        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+        click.echo(orjson.dumps(report_data(report, strict), option=orjson.OPT_INDENT_2))
     else:
         from rich.console import Console
 
@@ -57,13 +43,31 @@ def run_conformance(
         from nenyax.cli.tables import Cell, print_table
 
         rows: list[list[Cell]] = []
-        for o in report.outcomes:
-            verdict = Verdict.FAILED if o.failed(strict) else o.verdict
-            said = "\n".join([f.message for f in o.findings] + ([o.reason] if o.reason else []))
-            rows.append([o.check.id, f"[{_STYLE[verdict]}]{verdict.value}[/]", safe_text(said)])
+        for r in report.results:
+            verdict = Verdict.FAILED if r.failed(strict) else r.outcome
+            said = "\n".join([f.message for f in r.findings] + ([r.evidence] if r.evidence else []))
+            rows.append([r.id, f"[{_STYLE[verdict]}]{verdict.value}[/]", safe_text(said)])
         title = safe_text(f"nenyax {kind}-check {name}")
         print_table(Console(), title, ["check", "outcome", "findings"], rows, wrap="findings")
-    sys.exit(1 if report.failed(strict) else 0)
+    sys.exit(0 if report.passed(strict) else 1)
+
+
+def report_data(report: KitReport, strict: bool) -> dict[str, Any]:
+    """The report as `nenyax check --json` writes a tier report (serde's record: ``results``), with the kit's
+    keys since 0.5 beside it: ``passed`` (under `strict`), and ``checks`` (``verdict``, ``passed``, ``reason``)."""
+    data: dict[str, Any] = serde.to_data(report)
+    data["passed"] = report.passed(strict)
+    data["checks"] = [
+        {
+            "id": r.id,
+            "verdict": "failed" if r.failed(strict) else r.outcome.value,
+            "passed": r.ok(strict),
+            "reason": r.evidence,
+            "findings": [{"severity": f.severity.value, "message": f.message} for f in r.findings],
+        }
+        for r in report.results
+    ]
+    return data
 
 
 def kind_check_command(kind: str) -> click.Command:
