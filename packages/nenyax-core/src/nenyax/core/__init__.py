@@ -136,6 +136,16 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.contract import serde
     from nenyax.core.contract.chat import ChatRequest
+    from nenyax.core.contract.checking import (
+        Check,
+        CheckReport,
+        CheckResult,
+        Fail,
+        Finding,
+        Severity,
+        Skip,
+        Verdict,
+    )
     from nenyax.core.contract.events import (
         EpisodeEnded,
         EpisodeStarted,
@@ -209,16 +219,6 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
         SandboxImage,
         SandboxSpec,
         create_sandbox,
-    )
-    from nenyax.core.contract.checking import (
-        Check,
-        CheckReport,
-        CheckResult,
-        Fail,
-        Finding,
-        Severity,
-        Skip,
-        Verdict,
     )
     from nenyax.core.tiers.measure import (
         TierCheck,

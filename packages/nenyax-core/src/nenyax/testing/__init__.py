@@ -11,13 +11,13 @@ from typing import Any
 from nenyax.testing.checks import CHECKS, common_checks
 from nenyax.testing.report import (
     Check,
+    CheckResult,
     ConformanceError,
     Fail,
     Finding,
     KitReport,
     Outcome,
     Report,
-    CheckResult,
     Severity,
     Skip,
     Verdict,

@@ -17,9 +17,9 @@ import attrs
 from nenyax.core.contract import checking
 from nenyax.core.contract.checking import (
     Check,
+    CheckResult,
     Fail,
     Finding,
-    CheckResult,
     Severity,
     Skip,
     Verdict,

@@ -20,6 +20,7 @@ from nenyax.cli.run_config import config_option
 from nenyax.cli.tier_meanings import explain
 from nenyax.core import Endpoint, UsageError
 from nenyax.core.contract import serde
+from nenyax.core.contract.checking import Verdict
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.contract.uri import MAX_SEED
 from nenyax.core.engine.rundirs import CHECK_REPORT, TRAJECTORIES, create_run, record_manifest
@@ -28,7 +29,6 @@ from nenyax.core.errors import did_you_mean
 from nenyax.core.kinds import KINDS
 from nenyax.core.tiers.cached import forget, remember
 from nenyax.core.tiers.checks import CHECKS, MODEL_CHECKS
-from nenyax.core.contract.checking import Verdict
 from nenyax.core.tiers.measure import DEFAULT_MARGIN, DEFAULT_SAMPLES, TierReport, check
 
 TIERS = [t.label for t in Tier if t is not Tier.NONE]

@@ -35,7 +35,6 @@ from nenyax.core.tiers.elsewhere import other_hash_seed, replay_elsewhere
 from nenyax.core.tiers.report import Floor, TierCheck
 from nenyax.core.tiers.views import fingerprint, first_view, preview, replay_view
 
-
 MAX_CONSTANT_LENGTH = 40
 """Gold answers longer than this are not tried as constants (nobody answers a paragraph to everything)."""
 MAX_GOLD_CONSTANTS = 10
