@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 Outcome = CheckResult
-"""The kit's name for a check's result before one check framework (0.9); kept for one minor version."""
+"""The kit's name for a check's result before one check framework (issue 38); kept for one minor version."""
 
 
 class ConformanceError(NenyaxError):
@@ -94,7 +94,7 @@ class KitReport(checking.CheckReport):
 
     @property
     def outcomes(self) -> tuple[CheckResult, ...]:
-        """`results` (the kit's name for them before 0.9)."""
+        """`results` (the kit's name for them before issue 38, for one minor version)."""
         return self.results
 
     def failed(self, strict: bool = False) -> list[CheckResult]:
@@ -113,4 +113,4 @@ class KitReport(checking.CheckReport):
 
 
 Report = KitReport
-"""The kit's report by its name before 0.9 (`nenyax.testing.Report`); kept for one minor version."""
+"""The kit's report by its name before issue 38 (`nenyax.testing.Report`); kept for one minor version."""

@@ -53,8 +53,8 @@ def run_conformance(
 
 
 def report_data(report: KitReport, strict: bool) -> dict[str, Any]:
-    """The report as `nenyax check --json` writes a tier report (serde's record: ``results``), with the kit's
-    keys since 0.5 beside it: ``passed`` (under `strict`), and ``checks`` (``verdict``, ``passed``, ``reason``)."""
+    """The report as serde writes it, as `nenyax check --json` writes a tier report (``results``), with the kit's
+    older keys beside it: ``passed`` (under `strict`), and ``checks`` (``verdict``, ``passed``, ``reason``)."""
     data: dict[str, Any] = serde.to_data(report)
     data["passed"] = report.passed(strict)
     data["checks"] = [

@@ -82,7 +82,7 @@ class Check:
 
 @attrs.frozen(kw_only=True)
 class CheckName:
-    """What remains of a check in its result: its id (``result.check.id`` of the kit before 0.9)."""
+    """What remains of a check in its result: its id (``result.check.id``, as the kit's results held the check itself)."""
 
     id: str
 
@@ -107,7 +107,7 @@ class CheckResult(Record):
         """True when nothing stands against the subject here: passed (or skipped), and no crash."""
         return self.outcome in (Verdict.PASSED, Verdict.SKIPPED) and not self.failed(strict)
 
-    # The kit's names before one framework (0.9): kept for one minor version.
+    # The kit's names before one check framework (issue 38): kept for one minor version.
     @property
     def verdict(self) -> Verdict:
         """`outcome` (the kit's name for it)."""

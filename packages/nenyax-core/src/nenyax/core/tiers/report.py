@@ -17,7 +17,7 @@ from nenyax.core.contract.schema import SCHEMA_VERSION, Record, SchemaVersion
 from nenyax.core.contract.trajectory import Tier
 
 TierOutcome = Verdict
-"""The name of `Verdict` before one check framework (0.9); kept for one minor version. A tier check never
+"""The name of `Verdict` before one check framework (issue 38); kept for one minor version. A tier check never
 ends `Verdict.ERROR`: its crash is a failure of the environment."""
 
 
@@ -29,7 +29,7 @@ class TierCheck(Check):
     openenv: str | None = None
 
     def __iter__(self) -> Iterator[Any]:
-        """``(id, tier, run, openenv)``: the tuple a tier check was before 0.9, for one minor version."""
+        """``(id, tier, run, openenv)``: the tuple a tier check was before issue 38, for one minor version."""
         return iter((self.id, self.tier, self.run, self.openenv))
 
     def __getitem__(self, index: int) -> Any:
