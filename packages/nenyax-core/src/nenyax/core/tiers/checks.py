@@ -265,7 +265,7 @@ async def _fresh_process(ctx: Context) -> str:
         raise Skip(f"The plugins of this check cannot travel to a fresh interpreter ({env.source_problem}).")
     sources = env.source.plugins
     hash_seed = other_hash_seed()
-    request = {"spec": env.source.to_data(), "policy": policy, "tasks": tasks, "seed": ctx.seed}
+    request = {"source": env.source.to_data(), "policy": policy, "tasks": tasks, "seed": ctx.seed}
     try:
         answer = await replay_elsewhere(request, hash_seed)
     except RuntimeError as exc:
