@@ -20,7 +20,6 @@ from nenyax.cli.run_config import config_option
 from nenyax.cli.tier_meanings import explain
 from nenyax.core import Endpoint, UsageError
 from nenyax.core.contract import serde
-from nenyax.core.contract.checking import Verdict
 from nenyax.core.contract.trajectory import Tier
 from nenyax.core.contract.uri import MAX_SEED
 from nenyax.core.engine.rundirs import CHECK_REPORT, TRAJECTORIES, create_run, record_manifest
@@ -34,29 +33,16 @@ from nenyax.core.tiers.measure import DEFAULT_MARGIN, DEFAULT_SAMPLES, TierRepor
 TIERS = [t.label for t in Tier if t is not Tier.NONE]
 _GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 """Where an option the user gave comes from (not a default, nor a --config run.toml's value)."""
-_STYLE = {Verdict.PASSED: "green", Verdict.FAILED: "red", Verdict.SKIPPED: "yellow", Verdict.ERROR: "magenta"}
 
 
 def render_report(report: TierReport) -> None:
     """Print the report as a table with the tier reached underneath."""
     from rich.console import Console
 
-    from nenyax.cli.safe import safe_text
-    from nenyax.cli.tables import Cell, print_table
+    from nenyax.cli.commands.conformance import print_results
 
     console = Console()
-    rows: list[list[Cell]] = [
-        # Evidence quotes the environment (observations, errors): data, never markup or terminal codes.
-        [
-            result.id,
-            f"[{_STYLE[result.outcome]}]{result.outcome.value}[/]",
-            f"{result.seconds:.2f}s",
-            safe_text(result.evidence),
-        ]
-        for result in report.results
-    ]
-    title = safe_text(f"nenyax check {report.uri}")
-    print_table(console, title, ["check", "outcome", "time", "evidence"], rows, wrap="evidence")
+    print_results(console, f"nenyax check {report.uri}", report.results)
     label = report.tier.label if report.tier is not Tier.NONE else "none (not even connectable)"
     if report.floor is not None:
         floor = report.floor
@@ -72,12 +58,7 @@ def render_report(report: TierReport) -> None:
     for line in explain(report.tier):
         console.print(f"  {line}", markup=False, soft_wrap=True)
     if report.model_results:
-        model_rows: list[list[Cell]] = [
-            [r.id, f"[{_STYLE[r.outcome]}]{r.outcome.value}[/]", f"{r.seconds:.2f}s", safe_text(r.evidence)]
-            for r in report.model_results
-        ]
-        title = safe_text(f"with {report.model} (not part of the tier)")
-        print_table(console, title, ["check", "outcome", "time", "evidence"], model_rows, wrap="evidence")
+        print_results(console, f"with {report.model} (not part of the tier)", report.model_results)
 
 
 @click.command("check")

@@ -82,7 +82,7 @@ class Check:
 
 @attrs.frozen(kw_only=True)
 class CheckName:
-    """What remains of a check in its result: its id (``result.check.id``, as the kit's results held the check itself)."""
+    """What remains of a check in its result: its id (``result.check.id``; the kit's results held the check)."""
 
     id: str
 
