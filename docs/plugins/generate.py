@@ -19,10 +19,10 @@ import re
 import sys
 from pathlib import Path
 
+from nenyax.core.contract.checking import Check
 from nenyax.core.kinds import KINDS
 from nenyax.core.plugins.registry import import_factory
 from nenyax.testing.checks.common import common_checks
-from nenyax.testing.report import Check
 
 HERE = Path(__file__).resolve().parent
 INDEX = HERE / "README.md"

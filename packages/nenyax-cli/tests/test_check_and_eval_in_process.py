@@ -88,7 +88,7 @@ def test_check_json_passes_every_check_exits_0_and_remembers_the_tier(nenyax):
     assert report["tier"] == "audited"
     assert report["samples"] == 20
     assert report["seed"] == 2
-    assert [(r["id"], r["outcome"]) for r in report["results"]] == [(c[0], "passed") for c in CHECKS]
+    assert [(r["id"], r["outcome"]) for r in report["results"]] == [(c.id, "passed") for c in CHECKS]
     assert report["floor"]["required"] == 0.5
     assert report["floor"]["tasks"] == 20
     cached = recall("arith:add?size=25")
@@ -108,7 +108,7 @@ def test_check_table_names_every_check_the_floor_and_the_tier(nenyax):
     [header] = [line for line in lines if "outcome" in line]
     assert header.split() == ["check", "outcome", "time", "evidence"]
     assert "nenyax check arith:add?size=5" in done.stdout  # the table's title
-    assert all(any(c[0] in line for line in lines) for c in CHECKS)
+    assert all(any(c.id in line for line in lines) for c in CHECKS)
     floor = next(line for line in lines if line.startswith("Floor: "))
     assert "against the reference's 1.00 over 5 tasks (margin " in floor
     assert floor.endswith(", 0.30 required).")

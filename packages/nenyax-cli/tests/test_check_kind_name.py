@@ -52,3 +52,21 @@ def test_mistakes_are_one_sentence_and_exit_2(site, args, said):
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert said in done.stderr
+
+
+def test_both_commands_print_the_one_report_record_with_the_same_result_keys(site):
+    """The kit's JSON is the report as serde writes it (as the tier's is), its older keys kept beside it."""
+    from nenyax.core import serde
+    from nenyax.testing import KitReport
+
+    kit = json.loads(nenyax(site, "adapter-check", "arith", "--json").stdout)
+    tier = json.loads(nenyax(site, "check", "arith:add?size=4", "--json", "--samples", "2").stdout)
+    keys = {"id", "outcome", "evidence", "findings", "seconds"}
+    assert all(set(r) >= keys for r in (*kit["results"], *tier["results"]))
+    assert set(tier["results"][0]) - set(kit["results"][0]) == {"tier", "openenv"}  # the tier specialisation
+    # The older keys say what the record says, check by check.
+    assert [(c["id"], c["verdict"], c["reason"]) for c in kit["checks"]] == [
+        (r["id"], r["outcome"], r["evidence"]) for r in kit["results"]
+    ]
+    report = serde.from_data({k: v for k, v in kit.items() if k not in ("passed", "checks")}, KitReport)
+    assert (report.kind, report.name, report.passed()) == ("adapter", "arith", kit["passed"])

@@ -109,7 +109,7 @@ def test_check_json_reports_tier_and_every_check(site):
     assert report["tier"] == "audited"
     # Every check core runs, in its order, each passed (the list comes from core, not a count kept here).
     assert [(r["id"], r["tier"], r["outcome"]) for r in report["results"]] == [
-        (check_id, tier.label, "passed") for check_id, tier, *_ in CHECKS
+        (c.id, c.tier.label, "passed") for c in CHECKS
     ]
     assert all(r["evidence"] and r["seconds"] > 0 for r in report["results"])
 

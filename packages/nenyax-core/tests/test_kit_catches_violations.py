@@ -76,7 +76,7 @@ def test_a_check_that_crashes_is_an_error_with_the_traceback_line_never_a_findin
     assert crashed.findings == ()
     assert crashed.reason.startswith("RuntimeError: examples are not ready (at fakes.py:")
     assert not crashed.ok()  # a crash still stands against the plugin in a report
-    report = Report(kind="adapter", name="arith", outcomes=tuple(outcomes.values()))
+    report = Report(kind="adapter", name="arith", results=tuple(outcomes.values()))
     with pytest.raises(Exception, match=r"adapter/examples-load: the check crashed: RuntimeError"):
         report.raise_for_errors()
 

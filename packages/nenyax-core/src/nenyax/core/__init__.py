@@ -85,9 +85,14 @@ _EXPORTS: dict[str, str] = {
         ("EvalSettings", "LearnerSettings", "ModelSettings", "PolicySettings", "TrainSettings"),
         "nenyax.core.engine.settings",
     ),
+    # the one check framework (tiers and the conformance kit specialise it)
+    **dict.fromkeys(
+        ("Check", "CheckReport", "CheckResult", "Fail", "Finding", "Severity", "Skip", "Verdict"),
+        "nenyax.core.contract.checking",
+    ),
     # tiers
     **dict.fromkeys(
-        ("TierOutcome", "TierReport", "TierResult", "acheck", "check"),
+        ("TierCheck", "TierOutcome", "TierReport", "TierResult", "acheck", "check"),
         "nenyax.core.tiers.measure",
     ),
     # the other mode bases and what their native loops exchange
@@ -136,6 +141,16 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.contract import serde
     from nenyax.core.contract.chat import ChatRequest
+    from nenyax.core.contract.checking import (
+        Check,
+        CheckReport,
+        CheckResult,
+        Fail,
+        Finding,
+        Severity,
+        Skip,
+        Verdict,
+    )
     from nenyax.core.contract.events import (
         EpisodeEnded,
         EpisodeStarted,
@@ -213,6 +228,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
         create_sandbox,
     )
     from nenyax.core.tiers.measure import (
+        TierCheck,
         TierOutcome,
         TierReport,
         TierResult,

@@ -2,21 +2,38 @@
 
 ``nenyax <kind>-check NAME`` runs the same checks as the pytest base classes, e.g.
 `AdapterConformance` (imported lazily, so this package does not need pytest). The checks every kind
-shares are written once (`common_checks`); a kind's kit adds its own (`CHECKS`).
+shares are written once (`common_checks`); a kind's kit adds its own (`CHECKS`). A check, its `CheckResult` and
+the `KitReport` are the one check framework's (`nenyax.core.contract.checking`), which `nenyax check URI` uses too.
 """
 
 from typing import Any
 
 from nenyax.testing.checks import CHECKS, common_checks
-from nenyax.testing.report import Check, ConformanceError, Finding, Outcome, Report, Severity, Skip, Verdict, run_check
+from nenyax.testing.report import (
+    Check,
+    CheckResult,
+    ConformanceError,
+    Fail,
+    Finding,
+    KitReport,
+    Outcome,
+    Report,
+    Severity,
+    Skip,
+    Verdict,
+    run_check,
+)
 from nenyax.testing.subject import Subject
 
 __all__ = [
     "CHECKS",
     "AdapterConformance",
     "Check",
+    "CheckResult",
     "ConformanceError",
+    "Fail",
     "Finding",
+    "KitReport",
     "Outcome",
     "Report",
     "Severity",

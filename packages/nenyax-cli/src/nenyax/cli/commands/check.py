@@ -29,34 +29,21 @@ from nenyax.core.errors import did_you_mean
 from nenyax.core.kinds import KINDS
 from nenyax.core.tiers.cached import forget, remember
 from nenyax.core.tiers.checks import CHECKS, MODEL_CHECKS
-from nenyax.core.tiers.measure import DEFAULT_MARGIN, DEFAULT_SAMPLES, TierOutcome, TierReport, check
+from nenyax.core.tiers.measure import DEFAULT_MARGIN, DEFAULT_SAMPLES, TierReport, check
 
 TIERS = [t.label for t in Tier if t is not Tier.NONE]
 _GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 """Where an option the user gave comes from (not a default, nor a --config run.toml's value)."""
-_STYLE = {TierOutcome.PASSED: "green", TierOutcome.FAILED: "red", TierOutcome.SKIPPED: "yellow"}
 
 
 def render_report(report: TierReport) -> None:
     """Print the report as a table with the tier reached underneath."""
     from rich.console import Console
 
-    from nenyax.cli.safe import safe_text
-    from nenyax.cli.tables import Cell, print_table
+    from nenyax.cli.commands.conformance import print_results
 
     console = Console()
-    rows: list[list[Cell]] = [
-        # Evidence quotes the environment (observations, errors): data, never markup or terminal codes.
-        [
-            result.id,
-            f"[{_STYLE[result.outcome]}]{result.outcome.value}[/]",
-            f"{result.seconds:.2f}s",
-            safe_text(result.evidence),
-        ]
-        for result in report.results
-    ]
-    title = safe_text(f"nenyax check {report.uri}")
-    print_table(console, title, ["check", "outcome", "time", "evidence"], rows, wrap="evidence")
+    print_results(console, f"nenyax check {report.uri}", report.results)
     label = report.tier.label if report.tier is not Tier.NONE else "none (not even connectable)"
     if report.floor is not None:
         floor = report.floor
@@ -72,12 +59,7 @@ def render_report(report: TierReport) -> None:
     for line in explain(report.tier):
         console.print(f"  {line}", markup=False, soft_wrap=True)
     if report.model_results:
-        model_rows: list[list[Cell]] = [
-            [r.id, f"[{_STYLE[r.outcome]}]{r.outcome.value}[/]", f"{r.seconds:.2f}s", safe_text(r.evidence)]
-            for r in report.model_results
-        ]
-        title = safe_text(f"with {report.model} (not part of the tier)")
-        print_table(console, title, ["check", "outcome", "time", "evidence"], model_rows, wrap="evidence")
+        print_results(console, f"with {report.model} (not part of the tier)", report.model_results)
 
 
 @click.command("check")

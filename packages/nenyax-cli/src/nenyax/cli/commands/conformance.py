@@ -7,15 +7,21 @@ One command per kind that has a kit (`nenyax.core.kinds.Kind.kit`), made from th
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
 from nenyax.cli.params import plugin_options
+from nenyax.core.contract import serde
+from nenyax.core.contract.checking import CheckResult, Verdict
 from nenyax.core.kinds import KINDS
-from nenyax.testing import CHECKS, Report, Subject, Verdict
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from nenyax.testing import KitReport
 
 _STYLE = {Verdict.PASSED: "green", Verdict.FAILED: "red", Verdict.SKIPPED: "yellow", Verdict.ERROR: "magenta"}
 
@@ -30,40 +36,51 @@ def run_conformance(
 ) -> None:
     """Run every `kind` check on plugin `name` built with `options`, print a table (or JSON), exit 1 when one
     failed or crashed."""
+    from nenyax.testing import CHECKS, KitReport, Subject  # the kit loads every kind's checks: only here
+
     subject = Subject.from_environment(kind=kind, name=name, options=options)
     subject.entry  # noqa: B018 - an unknown name fails here, with suggestions, before any check runs
-    report = Report.of(CHECKS[kind], subject)
+    report = KitReport.of(CHECKS[kind], subject)
     if as_json:
-        data = {
-            "kind": kind,
-            "name": name,
-            "passed": not report.failed(strict),
-            "checks": [
-                {
-                    "id": o.check.id,
-                    "verdict": "failed" if o.failed(strict) else o.verdict.value,
-                    "passed": o.ok(strict),
-                    "reason": o.reason,
-                    "findings": [{"severity": f.severity.value, "message": f.message} for f in o.findings],
-                }
-                for o in report.outcomes
-            ],
-        }
-        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+        click.echo(orjson.dumps(report_data(report, strict), option=orjson.OPT_INDENT_2))
     else:
         from rich.console import Console
 
-        from nenyax.cli.safe import safe_text
-        from nenyax.cli.tables import Cell, print_table
+        print_results(Console(), f"nenyax {kind}-check {name}", report.results, strict)
+    sys.exit(0 if report.passed(strict) else 1)
 
-        rows: list[list[Cell]] = []
-        for o in report.outcomes:
-            verdict = Verdict.FAILED if o.failed(strict) else o.verdict
-            said = "\n".join([f.message for f in o.findings] + ([o.reason] if o.reason else []))
-            rows.append([o.check.id, f"[{_STYLE[verdict]}]{verdict.value}[/]", safe_text(said)])
-        title = safe_text(f"nenyax {kind}-check {name}")
-        print_table(Console(), title, ["check", "outcome", "findings"], rows, wrap="findings")
-    sys.exit(1 if report.failed(strict) else 0)
+
+def print_results(console: Console, title: str, results: Iterable[CheckResult], strict: bool = False) -> None:
+    """One table of check results, for `nenyax check URI` and `nenyax <kind>-check NAME` alike: each check's id,
+    outcome (with `strict`, a warning fails it), time, and evidence (its findings, then what it said)."""
+    from nenyax.cli.safe import safe_text
+    from nenyax.cli.tables import Cell, print_table
+
+    rows: list[list[Cell]] = []
+    for r in results:
+        verdict = Verdict.FAILED if r.failed(strict) else r.outcome
+        said = "\n".join([f.message for f in r.findings] + ([r.evidence] if r.evidence else []))
+        # Evidence quotes the subject (observations, errors, a plugin's messages): data, never markup.
+        rows.append([r.id, f"[{_STYLE[verdict]}]{verdict.value}[/]", f"{r.seconds:.2f}s", safe_text(said)])
+    print_table(console, safe_text(title), ["check", "outcome", "time", "evidence"], rows, wrap="evidence")
+
+
+def report_data(report: KitReport, strict: bool) -> dict[str, Any]:
+    """The report as serde writes it, as `nenyax check --json` writes a tier report (``results``), with the kit's
+    older keys beside it: ``passed`` (under `strict`), and ``checks`` (``verdict``, ``passed``, ``reason``)."""
+    data: dict[str, Any] = serde.to_data(report)
+    data["passed"] = report.passed(strict)
+    data["checks"] = [
+        {
+            "id": r.id,
+            "verdict": "failed" if r.failed(strict) else r.outcome.value,
+            "passed": r.ok(strict),
+            "reason": r.evidence,
+            "findings": [{"severity": f.severity.value, "message": f.message} for f in r.findings],
+        }
+        for r in report.results
+    ]
+    return data
 
 
 def kind_check_command(kind: str) -> click.Command:

@@ -1,7 +1,8 @@
 """The environment checks behind `nenyax check`, one function each, in the order they run.
 
-Each check has a stable id (``<tier>/<what>``). It returns its evidence (a sentence), raises
-`Skip` when it cannot run (which blocks its tier) or `Fail` with what it tried and what it saw.
+Each check (a `TierCheck` of the one check framework, `nenyax.core.contract.checking`) has a stable id
+(``<tier>/<what>``). It returns its evidence (a sentence), raises `Skip` when it cannot run (which blocks
+its tier) or `Fail` with what it tried and what it saw.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import attrs
 
 from nenyax.core.contract import serde
+from nenyax.core.contract.checking import Fail, Skip
 from nenyax.core.contract.events import NO_OBSERVERS, Observers
 from nenyax.core.contract.fidelity import token_fidelity
 from nenyax.core.contract.manifest import Manifest, Mode
@@ -30,17 +32,8 @@ from nenyax.core.engine.summary import interval
 from nenyax.core.errors import InfraFailure, UsageError, with_article
 from nenyax.core.plugins.registry import Registry
 from nenyax.core.tiers.elsewhere import other_hash_seed, replay_elsewhere
-from nenyax.core.tiers.report import Floor
+from nenyax.core.tiers.report import Floor, TierCheck
 from nenyax.core.tiers.views import fingerprint, first_view, preview, replay_view
-
-
-class Skip(Exception):
-    """Raised inside a check that cannot run; its message is the evidence."""
-
-
-class Fail(Exception):
-    """Raised inside a check that ran and found a problem; its message is the evidence."""
-
 
 MAX_CONSTANT_LENGTH = 40
 """Gold answers longer than this are not tried as constants (nobody answers a paragraph to everything)."""
@@ -272,7 +265,7 @@ async def _fresh_process(ctx: Context) -> str:
         raise Skip(f"The plugins of this check cannot travel to a fresh interpreter ({env.source_problem}).")
     sources = env.source.plugins
     hash_seed = other_hash_seed()
-    request = {"spec": env.source.to_data(), "policy": policy, "tasks": tasks, "seed": ctx.seed}
+    request = {"source": env.source.to_data(), "policy": policy, "tasks": tasks, "seed": ctx.seed}
     try:
         answer = await replay_elsewhere(request, hash_seed)
     except RuntimeError as exc:
@@ -525,19 +518,58 @@ async def _reference_beats_floor(ctx: Context) -> str:
     return f"The floor is {said}: a margin of {margin:.2f}{units} ({ctx.margin:.2f} required)."
 
 
-CHECKS: tuple[tuple[str, Tier, CheckFn, str | None], ...] = (
-    ("connectable/loads", Tier.CONNECTABLE, _loads, "runtime.startup"),
-    ("connectable/manifest-valid", Tier.CONNECTABLE, _manifest_valid, "static.manifest"),
-    ("connectable/episode-starts", Tier.CONNECTABLE, _episode_starts, None),
-    ("evaluable/episode-completes", Tier.EVALUABLE, _episode_completes, "runtime.reward_well_formed"),
-    ("trainable/seed-recreates", Tier.TRAINABLE, _seed_recreates, "runtime.episode_determinism"),
-    ("trainable/fresh-process", Tier.TRAINABLE, _fresh_process, None),
-    ("trainable/model-path-recorded", Tier.TRAINABLE, _model_path_recorded, "runtime.trajectory_record"),
-    ("trainable/failures-classified", Tier.TRAINABLE, _failures_classified, None),
-    ("audited/reference-beats-null", Tier.AUDITED, _reference_beats_null, "semantic.floor_gap"),
-    ("audited/reference-beats-floor", Tier.AUDITED, _reference_beats_floor, "semantic.canary_floor"),
+def _check(check_id: str, tier: Tier, run: CheckFn, summary: str, openenv: str | None = None) -> TierCheck:
+    return TierCheck(id=check_id, summary=summary, run=run, tier=tier, openenv=openenv)
+
+
+CHECKS: tuple[TierCheck, ...] = (
+    _check("connectable/loads", Tier.CONNECTABLE, _loads, "the URI loads", "runtime.startup"),
+    _check("connectable/manifest-valid", Tier.CONNECTABLE, _manifest_valid, "the manifest is valid", "static.manifest"),
+    _check("connectable/episode-starts", Tier.CONNECTABLE, _episode_starts, "an episode starts"),
+    _check(
+        "evaluable/episode-completes",
+        Tier.EVALUABLE,
+        _episode_completes,
+        "an episode ends with a finite score, within the turns claimed",
+        "runtime.reward_well_formed",
+    ),
+    _check(
+        "trainable/seed-recreates",
+        Tier.TRAINABLE,
+        _seed_recreates,
+        "the same seed plays the same episode",
+        "runtime.episode_determinism",
+    ),
+    _check("trainable/fresh-process", Tier.TRAINABLE, _fresh_process, "a fresh interpreter replays the episodes"),
+    _check(
+        "trainable/model-path-recorded",
+        Tier.TRAINABLE,
+        _model_path_recorded,
+        "a trajectory records what played it and survives JSONL",
+        "runtime.trajectory_record",
+    ),
+    _check(
+        "trainable/failures-classified",
+        Tier.TRAINABLE,
+        _failures_classified,
+        "a policy's failure and an outage are told apart",
+    ),
+    _check(
+        "audited/reference-beats-null",
+        Tier.AUDITED,
+        _reference_beats_null,
+        "the reference scores above the null policy",
+        "semantic.floor_gap",
+    ),
+    _check(
+        "audited/reference-beats-floor",
+        Tier.AUDITED,
+        _reference_beats_floor,
+        "the reference clears the best cheap policy by the margin",
+        "semantic.canary_floor",
+    ),
 )
-"""Every check in the order it runs: (id, tier, function, OpenEnv validation id)."""
+"""Every check in the order it runs (a `TierCheck` unpacks as ``(id, tier, run, openenv)`` for one minor version)."""
 
 
 # ---------------------------------------------------------------- a model on the environment (``--model``)
@@ -565,8 +597,12 @@ async def token_fidelity_check(ctx: Context, model: Any) -> str:
     return f"{where}: {verdict.reason}"
 
 
-MODEL_CHECKS: tuple[tuple[str, Tier, Callable[[Context, Any], Awaitable[str]]], ...] = (
-    ("trainable/token-fidelity", Tier.TRAINABLE, token_fidelity_check),
+async def _token_fidelity(ctx: Context) -> str:
+    return await token_fidelity_check(ctx, ctx.model)
+
+
+MODEL_CHECKS: tuple[TierCheck, ...] = (
+    _check("trainable/token-fidelity", Tier.TRAINABLE, _token_fidelity, "the model's token ids are faithful"),
 )
 """Checks of a model on the environment (``nenyax check --model``): reported beside the tier checks, never
 part of the environment's tier (they measure the model and its chat template as much as the environment)."""

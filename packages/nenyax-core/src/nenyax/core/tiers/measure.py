@@ -6,17 +6,19 @@ A check that cannot run is *skipped*, and a skipped or failed check blocks its t
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import attrs
+
+from nenyax.core.contract.checking import Crash, Fail, Skip, Verdict, arun_check
 from nenyax.core.contract.events import observers_of
-from nenyax.core.contract.trajectory import Tier
 from nenyax.core.engine.sync import run_sync
 from nenyax.core.errors import UsageError
 from nenyax.core.plugins.registry import Registry
-from nenyax.core.tiers.checks import CHECKS, DEFAULT_MARGIN, MODEL_CHECKS, CheckFn, Context, Fail, Skip
+from nenyax.core.tiers.checks import CHECKS, DEFAULT_MARGIN, MODEL_CHECKS, Context
 from nenyax.core.tiers.report import (
+    TierCheck,
     TierOutcome,
     TierReport,
     TierResult,
@@ -35,6 +37,9 @@ DEFAULT_SAMPLES = 20
 
 __all__ = [
     "CHECKS",
+    "Fail",
+    "Skip",
+    "TierCheck",
     "TierOutcome",
     "TierReport",
     "TierResult",
@@ -76,18 +81,14 @@ async def acheck(
     results, model_results = [], []
     total = len(CHECKS) + (len(MODEL_CHECKS) if model is not None else 0)
     try:
-        for index, (check_id, tier, fn, openenv) in enumerate(CHECKS):
+        for index, tier_check in enumerate(CHECKS):
             if progress is not None:
-                progress(check_id, index, total)
-            results.append(await _run_check(ctx, check_id, tier, fn, openenv))
-        for index, (check_id, tier, model_fn) in enumerate(MODEL_CHECKS if model is not None else ()):
+                progress(tier_check.id, index, total)
+            results.append(await _run_check(ctx, tier_check))
+        for index, model_check in enumerate(MODEL_CHECKS if model is not None else ()):
             if progress is not None:
-                progress(check_id, len(CHECKS) + index, total)
-
-            async def with_model(ctx: Context, model_fn: Any = model_fn) -> str:
-                return str(await model_fn(ctx, model))
-
-            model_results.append(await _run_check(ctx, check_id, tier, with_model, None))
+                progress(model_check.id, len(CHECKS) + index, total)
+            model_results.append(await _run_check(ctx, model_check))
     finally:
         if ctx.env is not None:
             ctx.env.close()
@@ -115,31 +116,25 @@ def _model_name(model: Any) -> str | None:
     return str(getattr(info, "name", None) or model)
 
 
-async def _run_check(ctx: Context, check_id: str, tier: Tier, fn: CheckFn, openenv: str | None) -> TierResult:
-    """Run one check; its outcome and evidence (a crash fails it, with its reason)."""
-    started = time.perf_counter()
-    try:
-        evidence, outcome = await fn(ctx), TierOutcome.PASSED
-    except Skip as exc:
-        evidence, outcome = str(exc), TierOutcome.SKIPPED
-    except Fail as exc:
-        evidence, outcome = str(exc), TierOutcome.FAILED
-    except UsageError as exc:
-        if check_id == "connectable/loads":
-            raise
-        # The environment refused its own task ids or a policy it claims: the adapter's bug.
-        evidence, outcome = f"The environment refused what it advertises: {exc}", TierOutcome.FAILED
-    except Exception as exc:  # noqa: BLE001 - a check that crashes fails, with its reason
+def _crash(check: TierCheck) -> Crash:
+    """A tier check's crash is the environment's failure (with its reason), not the check's error."""
+
+    def crashed(exc: Exception) -> tuple[Verdict, str]:
+        if isinstance(exc, UsageError):
+            if check.id == "connectable/loads":
+                raise exc  # the user's mistake (a bad URI, an unknown format): no report, one sentence
+            # The environment refused its own task ids or a policy it claims: the adapter's bug.
+            return Verdict.FAILED, f"The environment refused what it advertises: {exc}"
         detail = str(exc).strip() or "(no message)"
-        evidence, outcome = f"The check raised {type(exc).__name__}: {detail}", TierOutcome.FAILED
-    return TierResult(
-        id=check_id,
-        tier=tier,
-        outcome=outcome,
-        evidence=_sentence(evidence),
-        seconds=time.perf_counter() - started,
-        openenv=openenv,
-    )
+        return Verdict.FAILED, f"The check raised {type(exc).__name__}: {detail}"
+
+    return crashed
+
+
+async def _run_check(ctx: Context, check: TierCheck) -> TierResult:
+    """Run one check on the shared context: its result and evidence, as a sentence (a crash fails it)."""
+    result = await arun_check(check, ctx, crash=_crash(check))
+    return TierResult.of(check, attrs.evolve(result, evidence=_sentence(result.evidence)))
 
 
 def check(

@@ -19,8 +19,8 @@ from nenyax.core.tiers.views import fingerprint, first_view, preview, replay_vie
 
 
 def replay(request: dict[str, Any]) -> dict[str, Any]:
-    """Rebuild the environment here from its spec, play the episodes the request names, say what they looked like."""
-    env = EnvironmentSpec.from_data(request["spec"]).load()
+    """Rebuild the environment here from its source, play the episodes the request names, say what they looked like."""
+    env = EnvironmentSpec.from_data(request["source"]).load()
     try:
         episodes = {}
         for task in request["tasks"]:

@@ -1,37 +1,55 @@
-"""What `nenyax check` reports: each environment check's outcome and evidence, and the tier reached."""
+"""What `nenyax check` reports: each environment check's result, and the tier reached.
+
+The types are the check framework's (`nenyax.core.contract.checking`), specialised: a tier check gates a
+tier, and its result says which.
+"""
 
 from __future__ import annotations
 
-import enum
+from collections.abc import Iterator
+from typing import Any
 
 import attrs
 
+from nenyax.core.contract.checking import Check, CheckReport, CheckResult, Verdict
 from nenyax.core.contract.manifest import Manifest
 from nenyax.core.contract.schema import SCHEMA_VERSION, Record, SchemaVersion
 from nenyax.core.contract.trajectory import Tier
 
-
-class TierOutcome(enum.Enum):
-    """What happened to one check."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    SKIPPED = "skipped"
+TierOutcome = Verdict
+"""The name of `Verdict` before one check framework (issue 38); kept for one minor version. A tier check never
+ends `Verdict.ERROR`: its crash is a failure of the environment."""
 
 
 @attrs.frozen(kw_only=True)
-class TierResult(Record):
-    """One check's outcome and the evidence for it."""
+class TierCheck(Check):
+    """A check of an environment: the tier it gates, and the matching OpenEnv validation, where one exists."""
 
-    id: str
-    """Stable id, ``<tier>/<what>``."""
     tier: Tier
-    outcome: TierOutcome
-    evidence: str
-    """What was observed, in a sentence or two."""
-    seconds: float
+    openenv: str | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        """``(id, tier, run, openenv)``: the tuple a tier check was before issue 38, for one minor version."""
+        return iter((self.id, self.tier, self.run, self.openenv))
+
+    def __getitem__(self, index: int) -> Any:
+        """``check[0]`` is its id, as the tuple's first item was (for one minor version)."""
+        return (self.id, self.tier, self.run, self.openenv)[index]
+
+
+@attrs.frozen(kw_only=True)
+class TierResult(CheckResult):
+    """One environment check's result: its verdict and evidence, and the tier it gates."""
+
+    tier: Tier
     openenv: str | None = None
     """The matching OpenEnv environment-validation check id, where one exists."""
+
+    @classmethod
+    def of(cls, check: TierCheck, result: CheckResult) -> TierResult:
+        """`result` of `check`, with the tier it gates."""
+        fields = {f.name: getattr(result, f.name) for f in attrs.fields(CheckResult)}
+        return cls(**fields, tier=check.tier, openenv=check.openenv)
 
 
 @attrs.frozen(kw_only=True)
@@ -56,7 +74,7 @@ class Floor(Record):
 
 
 @attrs.frozen(kw_only=True)
-class TierReport(Record):
+class TierReport(CheckReport):
     """Every check run on one environment and the tier it reached."""
 
     uri: str
@@ -76,14 +94,14 @@ class TierReport(Record):
     @property
     def failed(self) -> tuple[TierResult, ...]:
         """Checks that ran and failed."""
-        return tuple(r for r in self.results if r.outcome is TierOutcome.FAILED)
+        return tuple(r for r in self.results if r.outcome is Verdict.FAILED)
 
 
 def reached_tier(results: tuple[TierResult, ...]) -> Tier:
     """The highest tier whose checks, and all checks below it, passed."""
     reached = Tier.NONE
     for tier in sorted({r.tier for r in results}):
-        if any(r.outcome is not TierOutcome.PASSED for r in results if r.tier == tier):
+        if any(r.outcome is not Verdict.PASSED for r in results if r.tier == tier):
             break
         reached = tier
     return reached

@@ -16,8 +16,7 @@ from nenyax.core.engine.loader import load
 from nenyax.core.errors import NenyaxError, UsageError
 from nenyax.core.plugins.adapter import Listing
 from nenyax.core.tiers.measure import check as check_env
-from nenyax.core.tiers.report import TierOutcome
-from nenyax.testing.report import Check
+from nenyax.testing.report import Check, Verdict
 from nenyax.testing.subject import Subject
 
 
@@ -91,7 +90,7 @@ def examples_reach_claimed_tier(subject: Subject) -> Iterator[str]:
             claimed = _claimed_tier(env)
         report = check_env(uri, samples=3, registry=subject.registry)
         if report.tier < claimed:
-            blocking = [r for r in report.results if r.outcome is not TierOutcome.PASSED]
+            blocking = [r for r in report.results if r.outcome is not Verdict.PASSED]
             why = "; ".join(f"{r.id} {r.outcome.value}: {r.evidence}" for r in blocking[:2])
             yield f"{uri!r} claims {claimed.label} but reached {report.tier.label} ({why})."
 

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import pytest
 
 from nenyax.testing.checks import CHECKS
-from nenyax.testing.report import Check, Report, Verdict, run_check
+from nenyax.testing.report import Check, KitReport, Verdict, run_check
 from nenyax.testing.subject import Subject
 
 
@@ -36,10 +36,10 @@ def conformance_suite(kind: str) -> type:
         @pytest.mark.parametrize("check", CHECKS[kind], ids=lambda c: c.id)
         def test_conformance(self, check: Check, subject: Subject) -> None:
             """Run one check; fails with every finding it reports, or the crash."""
-            outcome = run_check(check, subject)
-            if outcome.verdict is Verdict.SKIPPED:
-                pytest.skip(f"{check.id}: {outcome.reason}")
-            Report(kind=kind, name=subject.name, outcomes=(outcome,)).raise_for_errors()
+            result = run_check(check, subject)
+            if result.outcome is Verdict.SKIPPED:
+                pytest.skip(f"{check.id}: {result.evidence}")
+            KitReport(kind=kind, name=subject.name, results=(result,)).raise_for_errors()
 
     Conformance.__name__ = Conformance.__qualname__ = f"{kind.capitalize()}Conformance"
     Conformance.__doc__ = f"""Every {kind} check as its own test, against the installed {kind} named ``plugin``.
