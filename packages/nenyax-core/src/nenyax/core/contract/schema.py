@@ -39,10 +39,12 @@ class SchemaVersion:
         raise ValueError(msg)
 
 
-SCHEMA_VERSION = SchemaVersion(1, 3)
+SCHEMA_VERSION = SchemaVersion(1, 4)
 """This layout. 1.1 added `Trajectory.sample` and `Trajectory.agent` (1.0 kept them in `info`); 1.2 added
 `ModelCall`'s `tokens`, `top_logprobs`, `requested_params`, `prompt` and `prompt_logprobs`, and
-`Trajectory.token_faithful`; 1.3 added `ModelCall.queued_s` and `Trajectory.final_observation`."""
+`Trajectory.token_faithful`; 1.3 added `ModelCall.queued_s` and `Trajectory.final_observation`; 1.4 added
+`findings` to each check's result (the one check framework) and the run settings records (`EvalSettings`,
+`TrainSettings`: run.toml's `schema_version`)."""
 
 
 class _ReadOnlyFields(dict[str, Any]):
