@@ -1,5 +1,5 @@
 """The judge conformance kit: core's ``return`` judge and a sound fake pass it, and each of its checks
-catches a judge broken its way (fakes in `nenyax.testing.kit_fakes`, one flaw each).
+catches a judge broken its way (fakes in `nenyax_testsupport.kit_fakes`, one flaw each).
 
 The datasets judges (``exact``, ``numeric``, ``math``) pass the same kit in their distribution's tests.
 """
@@ -30,7 +30,7 @@ class Plugin:
     @hookimpl
     def nenyax_register_judges(self):
         fakes = [
-            PluginSpec(kind="judge", name=name, factory=f"nenyax.testing.kit_fakes:{attr}", summary="a fake")
+            PluginSpec(kind="judge", name=name, factory=f"nenyax_testsupport.kit_fakes:{attr}", summary="a fake")
             for name, attr in FAKES.items()
         ]
         return [
@@ -97,7 +97,7 @@ def test_a_judge_that_cannot_use_a_text_gold_is_skipped_there_saying_why():
 
 
 def test_an_error_that_is_not_one_sentence_is_caught(monkeypatch):
-    from nenyax.testing import kit_fakes
+    from nenyax_testsupport import kit_fakes
 
     def mumbles(self, answer, reference):
         if not isinstance(reference, str) or not reference:
@@ -119,14 +119,14 @@ def test_the_pytest_suite_fails_on_a_broken_judge_with_the_check_s_id(pytester):
             import pytest
             from nenyax.core.plugins.registry import Registry
             from nenyax.testing import Subject, conformance_suite
-            from nenyax.testing.fakes import KindPlugin
+            from nenyax_testsupport.fakes import KindPlugin
 
             class TestNoisy(conformance_suite("judge")):
                 plugin = "noisy"
 
                 @pytest.fixture
                 def subject(self):
-                    plugin = KindPlugin("judge", "noisy", "nenyax.testing.kit_fakes:NoisyJudge")
+                    plugin = KindPlugin("judge", "noisy", "nenyax_testsupport.kit_fakes:NoisyJudge")
                     return Subject.from_registry("judge", "noisy", Registry.from_plugins(("fake", plugin)))
             """
         )

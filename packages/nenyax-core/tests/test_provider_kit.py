@@ -1,6 +1,6 @@
 """The provider conformance kit: core's ``openai`` provider (against a loopback OpenAI-compatible server)
 and a sound in-process fake pass it, and each of its checks catches a provider broken its way (fakes in
-`nenyax.testing.kit_fakes`, one flaw each).
+`nenyax_testsupport.kit_fakes`, one flaw each).
 
 The ``local`` provider passes the same kit in its distribution's tests (a real model, in process).
 """
@@ -16,14 +16,14 @@ from nenyax.testing.checks.provider import kit_model
 from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
 
 FAKES = {
-    "parrot": "nenyax.testing.kit_fakes:ParrotProvider",
-    "blocking": "nenyax.testing.kit_fakes:BlockingProvider",
-    "stringhonours": "nenyax.testing.kit_fakes:StringHonoursProvider",
-    "forgetful": "nenyax.testing.kit_fakes:ForgetfulProvider",
-    "misaligned": "nenyax.testing.kit_fakes:MisalignedProvider",
-    "unfinished": "nenyax.testing.kit_fakes:UnfinishedStreamProvider",
-    "closeonce": "nenyax.testing.kit_fakes:CloseOnceProvider",
-    "echo": "nenyax.testing.fakes:EchoProvider",
+    "parrot": "nenyax_testsupport.kit_fakes:ParrotProvider",
+    "blocking": "nenyax_testsupport.kit_fakes:BlockingProvider",
+    "stringhonours": "nenyax_testsupport.kit_fakes:StringHonoursProvider",
+    "forgetful": "nenyax_testsupport.kit_fakes:ForgetfulProvider",
+    "misaligned": "nenyax_testsupport.kit_fakes:MisalignedProvider",
+    "unfinished": "nenyax_testsupport.kit_fakes:UnfinishedStreamProvider",
+    "closeonce": "nenyax_testsupport.kit_fakes:CloseOnceProvider",
+    "echo": "nenyax_testsupport.fakes:EchoProvider",
     "openai": "nenyax.core.builtin_plugins.openai_provider:OpenAIProvider",
 }
 OWN = [
