@@ -33,6 +33,7 @@ from noxlib.workspace import (
     debian,
     nodeps,
     own_lanes,
+    published,
     requirements,
     shared,
     shared_test_groups,
@@ -229,7 +230,8 @@ def wheels(session: nox.Session) -> None:
     # has no pip of its own; `pip wheel` builds all in one process).
     session.install(*BUILD_BACKEND, "pip")
     out = Path(session.create_tmp()) / "wheels"
-    paths = [str(PACKAGES[name]) for name in sorted(PACKAGES)]
+    products = published()  # not nenyax-testsupport: the repository's own test helpers are never published
+    paths = [str(PACKAGES[name]) for name in sorted(products)]
     session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), *paths)
     own_python = str(Path(session.virtualenv.location) / "bin" / "python")
     # A --find-links of its own replaces uv's UV_FIND_LINKS, so the built wheels go beside those folders.
@@ -243,7 +245,7 @@ def wheels(session: nox.Session) -> None:
         python = str(venv / "bin" / "python")
         # Our wheels keep one version (0.1.0) while their code changes: uv would reuse the wheel it cached
         # for a file of that name, an earlier build. Refreshed, each install takes the one built here.
-        refresh = [arg for name in PACKAGES for arg in ("--refresh-package", name)]
+        refresh = [arg for name in products for arg in ("--refresh-package", name)]
         install = ["uv", "pip", "install", "-q", "--python", python, *refresh, *links]
         session.run(*install, *packages, *CONSTRAINTS, external=True)
         return venv, python
@@ -258,7 +260,7 @@ def wheels(session: nox.Session) -> None:
     audited = ["check", "reasoning_gym:basic_arithmetic", "--require", "audited"]
     session.run(nenyax, *audited, env=_env(session), external=True)
     shutil.rmtree(venv, ignore_errors=True)
-    for package in PACKAGES:
+    for package in products:
         venv, python = bare_venv(f"alone-{package}", package)
         session.run(python, "-P", str(IMPORT_MODULES), *_modules(package), env=ENV, external=True)
         shutil.rmtree(venv, ignore_errors=True)  # the next one starts from nothing; disk stays that of one venv

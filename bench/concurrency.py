@@ -24,7 +24,7 @@ from _report import figure
 from _server import scripted_server
 
 from nenyax.core import Endpoint, Status
-from nenyax.testing.fakes import ArithEnvironment
+from nenyax_testsupport.fakes import ArithEnvironment
 
 
 def _cpu() -> float:

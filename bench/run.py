@@ -197,7 +197,7 @@ def main() -> None:
     print("\n" + table)
     if only or args.no_write:
         return
-    from nenyax.testing.tables import sync_marked_block
+    from nenyax_testsupport.tables import sync_marked_block
 
     if sync_marked_block(README, MARK, table, update=True) is None:
         raise SystemExit(f"{README} lost its <!-- {MARK}:start --> / <!-- {MARK}:end --> markers.")

@@ -1,5 +1,8 @@
 """The distributions under packages/ and what each declares for nox in its pyproject's `[tool.nenyax]`.
 
+A distribution classified `Private :: Do Not Upload` (nenyax-testsupport) is tooling of this repository, not a
+product: it is tested and installed like the others, but `published()` leaves it out of the built wheels.
+
 The keys (all optional):
 
 - `debian`: Debian packages its tests need (a sandbox's binary), installed when missing and we can.
@@ -26,6 +29,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {p.parent.name: p.parent for p in sorted(ROOT.glob("packages/*/pyproject.toml"))}
 PYTHON = "3.11"
+# The trove classifier PyPI refuses to upload: a distribution carrying it is tooling of this repository.
+PRIVATE = "Private :: Do Not Upload"
 
 
 @functools.cache
@@ -89,6 +94,12 @@ def nodeps(packages: Iterable[str]) -> list[str]:
 def shared() -> list[str]:
     """The distributions tested by `tests(package=...)`, their test groups installed in `integration`."""
     return [p for p in PACKAGES if declared(p).get("shared", True)]
+
+
+def published() -> list[str]:
+    """The distributions that are products: every one but those classified ``Private :: Do Not Upload``
+    (nenyax-testsupport, the helpers only this repository's tests use), which no wheel session builds."""
+    return [p for p in PACKAGES if PRIVATE not in pyproject(p)["project"].get("classifiers", [])]
 
 
 def shared_test_groups() -> list[str]:

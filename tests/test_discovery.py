@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from nenyax.testing.distributions import write_distribution
+from nenyax_testsupport.distributions import write_distribution
 
 
 def nenyax(*args, extra_path=None, strict="0"):

@@ -11,7 +11,7 @@ import openai
 
 from nenyax.core import Endpoint, Status, load
 from nenyax.core.models.proxy import RecordingProxy
-from nenyax.testing.signals import foreground_sigint
+from nenyax_testsupport.signals import foreground_sigint
 
 
 def test_try_plays_an_episode_with_the_embedded_model_by_default():
@@ -199,7 +199,7 @@ def test_ctrl_c_during_the_embedded_models_reply_stops_try_within_two_seconds(tm
 def test_try_at_a_terminal_shows_the_model_loading_apart_from_the_first_calls_latency(tmp_path):
     import re
 
-    from nenyax.testing.terminal import run_in_terminal
+    from nenyax_testsupport.terminal import run_in_terminal
 
     saved = tmp_path / "t.jsonl"
     args = ["try", "reasoning_gym:basic_arithmetic", "--max-tokens", "1", "--save", str(saved)]

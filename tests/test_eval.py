@@ -12,7 +12,7 @@ import time
 import tomllib
 
 from nenyax.core import load_run
-from nenyax.testing.signals import foreground_sigint
+from nenyax_testsupport.signals import foreground_sigint
 
 URI = "reasoning_gym:basic_arithmetic"
 

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = sorted(p.parent for p in ROOT.glob("packages/*/pyproject.toml"))
+# The products: not a distribution classified "Private :: Do Not Upload" (nenyax-testsupport, the helpers only
+# this repository's tests use, with a top-level import package of its own), which is never published.
+PACKAGES = sorted(
+    p.parent
+    for p in ROOT.glob("packages/*/pyproject.toml")
+    if "Private :: Do Not Upload" not in tomllib.loads(p.read_text())["project"].get("classifiers", [])
+)
 AREAS = ("adapters", "learners", "providers", "sandboxes", "judges", "exporters", "tracers", "server")
 
 

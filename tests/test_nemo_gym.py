@@ -11,7 +11,7 @@ import pytest
 
 from nenyax.adapters.nemo_gym import launcher
 from nenyax.core import UsageError
-from nenyax.testing.cli import run_nenyax
+from nenyax_testsupport.cli import run_nenyax
 
 
 @pytest.fixture(scope="module")

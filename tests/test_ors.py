@@ -10,7 +10,7 @@ from pathlib import Path
 import openreward as openreward_sdk  # noqa: F401 - a dependency of this suite: a broken install fails here, it never skips
 import pytest
 
-from nenyax.testing.cli import run_nenyax
+from nenyax_testsupport.cli import run_nenyax
 
 ORS_TESTS = Path(__file__).parent.parent / "packages" / "nenyax-adapters-ors" / "tests"
 _spec = importlib.util.spec_from_file_location("nenyax_ors_test_servers", ORS_TESTS / "servers.py")

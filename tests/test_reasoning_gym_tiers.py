@@ -2,7 +2,7 @@
 
 Each run re-measures the whole table when anything its rows depend on changed since it was measured
 (the adapter, core's checks, this file, reasoning-gym's version: the fingerprint recorded beside the
-table), else the anchors below plus a sample drawn from the commit (`nenyax.testing.tables.TablePlan`;
+table), else the anchors below plus a sample drawn from the commit (`nenyax_testsupport.tables.TablePlan`;
 the rule is in tests/README.md). Regenerate the table and its fingerprint with
 `NENYAX_UPDATE_TIERS=1 nox -s integration -- tests/test_reasoning_gym_tiers.py` (nox sets
 PYTHONHASHSEED=0; the rows of the hash-seed-dependent datasets quote this process's first observation,
@@ -19,8 +19,15 @@ import nenyax.adapters.reasoning_gym
 import nenyax.core.tiers
 from nenyax.adapters.reasoning_gym.adapter import ReasoningGymAdapter
 from nenyax.core import Tier, check
-from nenyax.testing import tables
-from nenyax.testing.tables import TIER_TABLE_HEAD, TablePlan, sync_marked_block, tier_row, tier_summary, why_not_higher
+from nenyax_testsupport import tables
+from nenyax_testsupport.tables import (
+    TIER_TABLE_HEAD,
+    TablePlan,
+    sync_marked_block,
+    tier_row,
+    tier_summary,
+    why_not_higher,
+)
 
 pytestmark = pytest.mark.timeout(1800)  # a whole-table run measures 105 datasets
 

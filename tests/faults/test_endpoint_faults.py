@@ -7,7 +7,7 @@ no real model server can be made to fail on cue. Everything between it and the r
 `openai` client, the rollout engine and its JSONL sink.
 
 Step mode plays a real format (reasoning-gym's `basic_arithmetic`). Rollout and task mode play core's
-doubles (`nenyax.testing.native_fakes`): a native tool loop on the official `openai` client, and a
+doubles (`nenyax_testsupport.native_fakes`): a native tool loop on the official `openai` client, and a
 graded shell task run in `LocalProcessSandbox`. The real formats of those modes each have their own
 session and a server or sandbox per episode (verifiers, NeMo Gym; harbor needs Python 3.12 and a
 sandbox), which makes 1,000 faulted episodes of them minutes each; the seam under test, the proxy
@@ -21,7 +21,7 @@ from collections import Counter
 
 from nenyax.core import Endpoint, Registry, Status, load, read_trajectories
 from nenyax.testing.model_server import FAULTS, FaultPlan, ScriptedModelServer
-from nenyax.testing.native_fakes import NativeAdapters, ShellTaskEnvironment, operands, solving_reply
+from nenyax_testsupport.native_fakes import NativeAdapters, ShellTaskEnvironment, operands, solving_reply
 
 EPISODES = 1000
 # One retry: a call fails for good on two faults in a row (about 4% of calls), so both statuses occur.

@@ -302,7 +302,7 @@ def openenv_server():
     import threading
 
     from nenyax.server.openenv.app import running
-    from nenyax.testing.fakes import ArithEnvironment
+    from nenyax_testsupport.fakes import ArithEnvironment
 
     loop = asyncio.new_event_loop()
     ready: asyncio.Future = loop.create_future()

@@ -30,7 +30,7 @@ from nenyax.core.contract import genai_attributes as ga
 from nenyax.core.engine.tracing import GenAISpans
 from nenyax.testing.collector import Collector
 from nenyax.testing.model_server import FaultPlan, ScriptedModelServer, serving_in_thread
-from nenyax.testing.native_fakes import NativeAdapters, solving_reply
+from nenyax_testsupport.native_fakes import NativeAdapters, solving_reply
 
 KEY = f"sk-nenyax-{secrets.token_hex(20)}"
 VAR = "NENYAX_FAULT_KEY"

@@ -19,7 +19,7 @@ from collections import Counter
 
 from nenyax.core import load_run
 from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
-from nenyax.testing.signals import foreground_sigint
+from nenyax_testsupport.signals import foreground_sigint
 
 URI = "reasoning_gym:basic_arithmetic?size=300&seed=4"
 ROUNDS, GROUP, TASKS, HELDOUT = 3, 2, 6, 8

@@ -4,7 +4,7 @@ import os
 
 from math_figures import BLOCK, README, both, pairs, render
 
-from nenyax.testing.tables import sync_marked_block
+from nenyax_testsupport.tables import sync_marked_block
 
 
 def test_the_fixture_covers_the_forms_it_claims():

@@ -4,7 +4,7 @@ import pytest
 from conftest import ARITHMETIC, task_uri
 
 from nenyax.core import Status, load
-from nenyax.testing.policies import Outage, Scripted
+from nenyax_testsupport.policies import Outage, Scripted
 
 pytestmark = pytest.mark.hud
 

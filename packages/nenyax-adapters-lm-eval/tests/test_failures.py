@@ -7,7 +7,7 @@ import pytest
 from conftest import TASKS, task_uri
 
 from nenyax.core import BadURIError, Status, UsageError, load
-from nenyax.testing.policies import Outage
+from nenyax_testsupport.policies import Outage
 
 
 def _one_sentence(exc):

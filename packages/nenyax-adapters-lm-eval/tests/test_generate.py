@@ -4,7 +4,7 @@ import pytest
 from conftest import task_uri
 
 from nenyax.core import Endpoint, Status, check, load
-from nenyax.testing.policies import Scripted
+from nenyax_testsupport.policies import Scripted
 
 pytestmark = pytest.mark.lm_eval
 

@@ -12,7 +12,7 @@ from nemo_gym_helpers import uri
 
 from nenyax.adapters.nemo_gym import launcher
 from nenyax.core import Status, Tier, check, load
-from nenyax.testing.tables import sync_marked_block, tier_summary
+from nenyax_testsupport.tables import sync_marked_block, tier_summary
 
 
 def test_mcqa_by_url_serves_its_rows_and_verifies_the_gold_letter(mcqa):

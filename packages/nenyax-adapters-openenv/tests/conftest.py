@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nenyax.testing.fakes import ScriptedChat
+from nenyax_testsupport.fakes import ScriptedChat
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from nenyax.testing.policies import Scripted
+from nenyax_testsupport.policies import Scripted
 
 sys.path.insert(0, str(Path(__file__).parent))
 

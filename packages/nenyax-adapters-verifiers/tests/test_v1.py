@@ -3,7 +3,7 @@
 import pytest
 
 from nenyax.core import Status, check, load
-from nenyax.testing.policies import Outage, Scripted
+from nenyax_testsupport.policies import Outage, Scripted
 
 pytestmark = pytest.mark.v1
 

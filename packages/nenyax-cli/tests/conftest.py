@@ -6,8 +6,8 @@ in-memory fake, registered by entry point as a real plugin is; tests/ runs the C
 
 import pytest
 
-from nenyax.testing.distributions import write_distribution
 from nenyax.testing.suites.isolation import own_checks_dir  # noqa: F401 - autouse: no test writes the user's tier cache
+from nenyax_testsupport.distributions import write_distribution
 
 # What `nenyax new-plugin` writes, kept to compare with (test_new_plugin.py): a plugin's tests, not ours to run.
 collect_ignore = ["golden"]
@@ -18,7 +18,7 @@ from nenyax.core.hookspecs import PluginSpec, hookimpl
 
 @hookimpl
 def nenyax_register_adapters():
-    return PluginSpec(kind="adapter", name="arith", factory="nenyax.testing.fakes:ArithAdapter", summary="fake")
+    return PluginSpec(kind="adapter", name="arith", factory="nenyax_testsupport.fakes:ArithAdapter", summary="fake")
 """
 
 

@@ -22,7 +22,7 @@ from nenyax.core.plugins.registry import default_registry
 from nenyax.core.tiers import elsewhere
 from nenyax.core.tiers.cached import recall
 from nenyax.core.tiers.checks import CHECKS
-from nenyax.testing.distributions import write_distribution
+from nenyax_testsupport.distributions import write_distribution
 
 PLUGIN = """
 from nenyax.core.hookspecs import PluginSpec, hookimpl
@@ -30,7 +30,7 @@ from nenyax.core.hookspecs import PluginSpec, hookimpl
 
 @hookimpl
 def nenyax_register_adapters():
-    return PluginSpec(kind="adapter", name="arith", factory="nenyax.testing.fakes:{factory}", summary="fake")
+    return PluginSpec(kind="adapter", name="arith", factory="nenyax_testsupport.fakes:{factory}", summary="fake")
 """
 
 

@@ -1,6 +1,6 @@
 """The CLI against real entry-point discovery: fake distributions written to disk, run in a subprocess.
 
-The adapters are core's in-memory fakes (`nenyax.testing.fakes`): nenyax-cli's tests install no real
+The adapters are core's in-memory fakes (`nenyax_testsupport.fakes`): nenyax-cli's tests install no real
 adapter, since the CLI depends on core alone; tests/ runs the CLI on the real adapters.
 """
 
@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from nenyax.core.tiers.measure import CHECKS
-from nenyax.testing.distributions import write_distribution
+from nenyax_testsupport.distributions import write_distribution
 
 # The shape of a real plugin module: declarations only, the implementation named by a lazy string.
 GOOD = """
@@ -33,7 +33,7 @@ def site(tmp_path):
         "nenyax-arith",
         "1.2.0",
         {"arith": "nenyax_arith_plugin"},
-        {"nenyax_arith_plugin": GOOD.format(factory="nenyax.testing.fakes:ArithAdapter")},
+        {"nenyax_arith_plugin": GOOD.format(factory="nenyax_testsupport.fakes:ArithAdapter")},
     )
     return root
 
@@ -127,7 +127,7 @@ def test_require_a_tier_that_is_not_reached(tmp_path):
         "nenyax-arith",
         "1.0",
         {"arith": "nenyax_arith_plugin"},
-        {"nenyax_arith_plugin": GOOD.format(factory="nenyax.testing.fakes:WrongReferenceAdapter")},
+        {"nenyax_arith_plugin": GOOD.format(factory="nenyax_testsupport.fakes:WrongReferenceAdapter")},
     )
     done = nenyax(site, "check", "arith:add", "--require", "audited")
     assert done.returncode == 1
@@ -167,7 +167,7 @@ def test_adapter_check_passes_on_a_sound_adapter_and_fails_on_a_broken_one(site,
         "nenyax-arith",
         "1.0",
         {"arith": "nenyax_arith_plugin"},
-        {"nenyax_arith_plugin": GOOD.format(factory="nenyax.testing.fakes:CrashOnBadURIAdapter")},
+        {"nenyax_arith_plugin": GOOD.format(factory="nenyax_testsupport.fakes:CrashOnBadURIAdapter")},
     )
     done = nenyax(broken, "adapter-check", "arith", "--json")
     assert done.returncode == 1

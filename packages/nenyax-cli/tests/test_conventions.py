@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from nenyax.cli.main import COMMANDS
-from nenyax.testing.distributions import write_distribution
+from nenyax_testsupport.distributions import write_distribution
 
 PLUGIN = """
 from nenyax.core.hookspecs import PluginSpec, hookimpl
@@ -20,7 +20,7 @@ from nenyax.core.hookspecs import PluginSpec, hookimpl
 
 @hookimpl
 def nenyax_register_adapters():
-    return PluginSpec(kind="adapter", name="arith", factory="nenyax.testing.fakes:ArithAdapter", summary="fake")
+    return PluginSpec(kind="adapter", name="arith", factory="nenyax_testsupport.fakes:ArithAdapter", summary="fake")
 """
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from nenyax.cli.tier_meanings import NEEDS, PROMISES
 from nenyax.core.contract.trajectory import Tier
-from nenyax.testing.distributions import write_distribution
+from nenyax_testsupport.distributions import write_distribution
 
 PLUGIN = """
 from nenyax.core.hookspecs import PluginSpec, hookimpl
@@ -26,7 +26,7 @@ def nenyax_register_adapters():
 
 LISTER = """
 from nenyax.core.plugins.adapter import Listing
-from nenyax.testing.fakes import ListingArithAdapter
+from nenyax_testsupport.fakes import ListingArithAdapter
 
 
 class TwoListings(ListingArithAdapter):
@@ -65,7 +65,7 @@ def server_site(tmp_path):
 
 
 def test_version_and_plugins_name_the_server_that_serve_needs(tmp_path, server_site):
-    site = _site(tmp_path, "nenyax.testing.fakes:ArithAdapter")
+    site = _site(tmp_path, "nenyax_testsupport.fakes:ArithAdapter")
     version = nenyax("--version", sites=[server_site, site])
     assert version.returncode == 0, version.stderr
     assert "nenyax-server-openenv 9.9.9" in version.stdout.splitlines()
@@ -81,12 +81,14 @@ def test_version_and_plugins_name_the_server_that_serve_needs(tmp_path, server_s
 
 
 def test_check_says_what_the_tier_reached_promises_and_what_the_next_one_needs(tmp_path):
-    audited = nenyax("check", "arith:add?size=6", sites=[_site(tmp_path / "a", "nenyax.testing.fakes:ArithAdapter")])
+    audited = nenyax(
+        "check", "arith:add?size=6", sites=[_site(tmp_path / "a", "nenyax_testsupport.fakes:ArithAdapter")]
+    )
     assert audited.returncode == 0, audited.stderr
     flat = " ".join(audited.stdout.split())
     assert f"Tier: audited {PROMISES[Tier.AUDITED]}" in flat
     assert "Next:" not in flat  # nothing is above audited
-    site = _site(tmp_path / "t", "nenyax.testing.fakes:WrongReferenceAdapter")
+    site = _site(tmp_path / "t", "nenyax_testsupport.fakes:WrongReferenceAdapter")
     trainable = nenyax("check", "arith:add", sites=[site])
     assert trainable.returncode == 1  # a failed audited check
     flat = " ".join(trainable.stdout.split())
@@ -118,7 +120,7 @@ def test_list_has_column_headers_and_marks_what_cannot_load(tmp_path):
 
 @pytest.mark.parametrize("uri", ["reasoning-gym:basic_arithmetic", "reasoning.gym:basic_arithmetic"])
 def test_a_scheme_spelled_with_a_hyphen_or_dot_gets_the_underscore_spelling(tmp_path, uri):
-    done = nenyax("check", uri, sites=[_site(tmp_path, "nenyax.testing.fakes:ArithAdapter")])
+    done = nenyax("check", uri, sites=[_site(tmp_path, "nenyax_testsupport.fakes:ArithAdapter")])
     assert done.returncode == 2
     assert "Did you mean 'reasoning_gym'" in done.stderr
     assert "Traceback" not in done.stderr

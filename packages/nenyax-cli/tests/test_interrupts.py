@@ -14,15 +14,15 @@ import time
 
 import pytest
 
-from nenyax.testing.distributions import write_distribution
-from nenyax.testing.signals import foreground_sigint
+from nenyax_testsupport.distributions import write_distribution
+from nenyax_testsupport.signals import foreground_sigint
 
 SLOW = '''
 import os, time
 from typing import Any
 from nenyax.core import Capabilities, Judgment, Step
 from nenyax.core.hookspecs import PluginSpec, hookimpl
-from nenyax.testing.fakes import ArithAdapter, ArithEnvironment, ArithSession
+from nenyax_testsupport.fakes import ArithAdapter, ArithEnvironment, ArithSession
 
 
 class SlowSession(ArithSession):

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from nenyax.testing.terminal import run_in_terminal
+from nenyax_testsupport.terminal import run_in_terminal
 
 
 def _env(site):

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from nenyax.cli.main import cli
 from nenyax.core.plugins.registry import default_registry
-from nenyax.testing.distributions import write_distribution
+from nenyax_testsupport.distributions import write_distribution
 
 PLUGIN = """
 from nenyax.core.hookspecs import PluginSpec, hookimpl
@@ -23,12 +23,12 @@ from nenyax.core.hookspecs import PluginSpec, hookimpl
 
 @hookimpl
 def nenyax_register_adapters():
-    return PluginSpec(kind="adapter", name="arith", factory="nenyax.testing.fakes:ArithAdapter", summary="fake")
+    return PluginSpec(kind="adapter", name="arith", factory="nenyax_testsupport.fakes:ArithAdapter", summary="fake")
 
 
 @hookimpl
 def nenyax_register_learners():
-    return PluginSpec(kind="learner", name="skill", factory="nenyax.testing.fakes:SkillLearner", summary="fake")
+    return PluginSpec(kind="learner", name="skill", factory="nenyax_testsupport.fakes:SkillLearner", summary="fake")
 """
 
 SMALL = ["--rounds", "2", "--group-size", "2", "--tasks-per-round", "3", "--heldout", "20", "-q"]

@@ -11,7 +11,7 @@ from nenyax.core.engine.rundirs import nenyax_versions
 from nenyax.core.plugins.registry import Registry
 from nenyax.core.tiers.cached import checks_dir, recall, remember
 from nenyax.core.tiers.measure import check
-from nenyax.testing.fakes import AdapterPlugin
+from nenyax_testsupport.fakes import AdapterPlugin
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def cache(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def report():
-    registry = Registry.from_plugins(("fake", AdapterPlugin(factory="nenyax.testing.fakes:ArithAdapter")))
+    registry = Registry.from_plugins(("fake", AdapterPlugin(factory="nenyax_testsupport.fakes:ArithAdapter")))
     return check("arith:add?size=4", registry=registry)
 
 

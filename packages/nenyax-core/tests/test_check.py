@@ -12,10 +12,10 @@ from nenyax.core.contract.trajectory import Tier
 from nenyax.core.errors import UsageError
 from nenyax.core.plugins.registry import Registry
 from nenyax.core.tiers.measure import CHECKS, TierOutcome, check
-from nenyax.testing.fakes import AdapterPlugin
+from nenyax_testsupport.fakes import AdapterPlugin
 
 
-def _registry(factory="nenyax.testing.fakes:ArithAdapter"):
+def _registry(factory="nenyax_testsupport.fakes:ArithAdapter"):
     return Registry.from_plugins(("fake", AdapterPlugin(factory=factory)))
 
 
@@ -38,22 +38,22 @@ def test_a_sound_environment_is_audited():
 
 
 def test_a_wrong_oracle_fails_the_audit():
-    report = check("arith:add?size=8", registry=_registry("nenyax.testing.fakes:WrongReferenceAdapter"))
+    report = check("arith:add?size=8", registry=_registry("nenyax_testsupport.fakes:WrongReferenceAdapter"))
     assert report.tier is Tier.TRAINABLE
     assert _outcomes(report)["audited/reference-beats-null"] is TierOutcome.FAILED
 
 
 def test_a_skipped_check_blocks_its_tier(monkeypatch):
-    report = check("arith:add", registry=_registry("nenyax.testing.fakes:NoOracleAdapter"))
+    report = check("arith:add", registry=_registry("nenyax_testsupport.fakes:NoOracleAdapter"))
     assert report.tier is Tier.TRAINABLE
     assert _outcomes(report)["audited/reference-beats-null"] is TierOutcome.SKIPPED
-    report = check("arith:add", registry=_registry("nenyax.testing.fakes:UnseededAdapter"))
+    report = check("arith:add", registry=_registry("nenyax_testsupport.fakes:UnseededAdapter"))
     assert report.tier is Tier.EVALUABLE
     assert _outcomes(report)["trainable/seed-recreates"] is TierOutcome.SKIPPED
 
 
 def test_a_server_that_cannot_be_reached_skips_connectable_with_the_reason(monkeypatch):
-    report = check("arith:add", registry=_registry("nenyax.testing.fakes:UnreachableAdapter"))
+    report = check("arith:add", registry=_registry("nenyax_testsupport.fakes:UnreachableAdapter"))
     assert report.tier is Tier.NONE
     assert not report.failed
     loads = report.results[0]
@@ -74,12 +74,12 @@ def test_user_mistakes_raise_instead_of_reporting():
 @pytest.mark.parametrize(
     "factory",
     [
-        "nenyax.testing.fakes:WrongReferenceAdapter",
-        "nenyax.testing.fakes:TupleObservationAdapter",
-        "nenyax.testing.fakes:UnstableManifestAdapter",
-        "nenyax.testing.fakes:NoOracleAdapter",
-        "nenyax.testing.fakes:UnseededAdapter",
-        "nenyax.testing.fakes:UnreachableAdapter",
+        "nenyax_testsupport.fakes:WrongReferenceAdapter",
+        "nenyax_testsupport.fakes:TupleObservationAdapter",
+        "nenyax_testsupport.fakes:UnstableManifestAdapter",
+        "nenyax_testsupport.fakes:NoOracleAdapter",
+        "nenyax_testsupport.fakes:UnseededAdapter",
+        "nenyax_testsupport.fakes:UnreachableAdapter",
     ],
 )
 def test_every_check_that_does_not_pass_says_what_it_tried_and_saw(factory):
@@ -99,7 +99,9 @@ def test_every_check_that_does_not_pass_says_what_it_tried_and_saw(factory):
 
 
 def test_a_manifest_that_changes_between_processes_is_not_trainable():
-    report = check("arith:add?size=6", samples=4, registry=_registry("nenyax.testing.fakes:UnstableManifestAdapter"))
+    report = check(
+        "arith:add?size=6", samples=4, registry=_registry("nenyax_testsupport.fakes:UnstableManifestAdapter")
+    )
     fresh = next(r for r in report.results if r.id == "trainable/fresh-process")
     assert fresh.outcome is TierOutcome.FAILED
     assert "manifest digest differs" in fresh.evidence
@@ -135,7 +137,7 @@ def test_every_episode_a_check_plays_reaches_its_observers():
 # answer is a sentence longer than the audit tries as a constant, so no constant scores above the floor.
 PARTIAL_CREDIT = """
 from nenyax.core.contract.trajectory import Judgment, Step
-from nenyax.testing.fakes import ArithAdapter, ArithEnvironment, ArithSession
+from nenyax_testsupport.fakes import ArithAdapter, ArithEnvironment, ArithSession
 
 PARTIAL = {partial}
 
@@ -209,7 +211,9 @@ def test_a_margin_exactly_the_one_required_is_audited_and_the_default_is_0_3(tmp
 
 
 def test_a_record_that_does_not_read_back_equal_names_the_first_difference_shortened():
-    report = check("arith:add?size=6", samples=4, registry=_registry("nenyax.testing.fakes:TupleObservationAdapter"))
+    report = check(
+        "arith:add?size=6", samples=4, registry=_registry("nenyax_testsupport.fakes:TupleObservationAdapter")
+    )
     recorded = next(r for r in report.results if r.id == "trainable/model-path-recorded")
     assert recorded.outcome is TierOutcome.FAILED
     text = recorded.evidence
@@ -228,7 +232,7 @@ def test_the_first_difference_is_a_field_by_name_or_the_record_itself():
     import attrs
 
     from nenyax.core.tiers.checks import _first_difference, _short
-    from nenyax.testing.fakes import ArithEnvironment
+    from nenyax_testsupport.fakes import ArithEnvironment
 
     traj = ArithEnvironment("arith:add?size=2", size=2, seed=0).rollout("reference")
     assert _first_difference(traj, attrs.evolve(traj, seed=5)) == ("seed", traj.seed, 5)
@@ -245,7 +249,7 @@ def test_the_first_difference_is_a_field_by_name_or_the_record_itself():
 TIES = """
 from nenyax.core.contract.manifest import Capabilities
 from nenyax.core.contract.trajectory import Judgment
-from nenyax.testing.fakes import ArithAdapter, ArithEnvironment, ArithSession
+from nenyax_testsupport.fakes import ArithAdapter, ArithEnvironment, ArithSession
 
 
 class TieSession(ArithSession):
@@ -289,7 +293,7 @@ def test_progress_is_told_each_check_before_it_runs_and_once_at_the_end():
 
 # Environments broken in ways no real one is on demand: no tasks at all, and task ids that raise.
 EMPTY = """
-from nenyax.testing.fakes import ArithAdapter, ArithEnvironment
+from nenyax_testsupport.fakes import ArithAdapter, ArithEnvironment
 
 
 class Empty(ArithEnvironment):
@@ -331,7 +335,7 @@ def test_no_tasks_skips_what_needs_them_and_a_check_that_raises_says_what(tmp_pa
 def test_a_rollout_environment_whose_gold_answer_is_one_constant_is_not_audited():
     """The floor probes the reference's most common answer in rollout mode too (its last reply there,
     since a rollout has no steps): answering every model call with it scores what the reference does."""
-    from nenyax.testing.native_fakes import NativeAdapters
+    from nenyax_testsupport.native_fakes import NativeAdapters
 
     registry = Registry.from_plugins(("native", NativeAdapters()))
     varied = check("toolmath:mul?size=4", samples=4, registry=registry)
@@ -345,7 +349,9 @@ def test_a_rollout_environment_whose_gold_answer_is_one_constant_is_not_audited(
 
 
 def test_the_floor_is_measured_on_many_more_tasks_than_the_sample():
-    report = check("arith:add?size=400", samples=5, registry=_registry("nenyax.testing.fakes:ZeroHeavyArithAdapter"))
+    report = check(
+        "arith:add?size=400", samples=5, registry=_registry("nenyax_testsupport.fakes:ZeroHeavyArithAdapter")
+    )
     floor = report.floor
     assert floor.probe == "a constant answer '0'"
     assert (floor.tasks, floor.floor_tasks) == (5, 100)
@@ -362,7 +368,7 @@ def _result(report, check_id):
 
 def test_a_single_turn_claim_broken_in_steps_fails_and_says_by_how_many():
     # checks._episode_completes: "STEP(S)"
-    report = check("arith:add", samples=2, registry=_registry("nenyax.testing.fakes:NotMultiTurnAdapter"))
+    report = check("arith:add", samples=2, registry=_registry("nenyax_testsupport.fakes:NotMultiTurnAdapter"))
     completes = _result(report, "evaluable/episode-completes")
     assert completes.outcome is TierOutcome.FAILED
     pattern = r"The null episode of add/0/\d took 2 step\(s\), but the environment claims not multi_turn\."
@@ -379,7 +385,7 @@ def test_a_passing_episode_names_the_policy_that_played():
 def test_a_fresh_interpreter_that_plays_other_steps_fails_with_both_scores():
     # checks._fresh_process: there["SCORE"] (the message itself raised, and the check errored)
     report = check(
-        "arith:add?elsewhere=differ", samples=2, registry=_registry("nenyax.testing.fakes:ProcessBoundAdapter")
+        "arith:add?elsewhere=differ", samples=2, registry=_registry("nenyax_testsupport.fakes:ProcessBoundAdapter")
     )
     fresh = _result(report, "trainable/fresh-process")
     assert fresh.outcome is TierOutcome.FAILED
@@ -391,7 +397,7 @@ def test_a_fresh_interpreter_that_plays_other_steps_fails_with_both_scores():
 def test_an_environment_that_fails_to_load_elsewhere_fails_the_fresh_process_check():
     # checks._fresh_process: `or sources` (any error would have been skipped as "plugins of this process only")
     uri = f"arith:add?elsewhere=fail&home={hash('nenyax')}"
-    report = check(uri, samples=2, registry=_registry("nenyax.testing.fakes:ProcessBoundAdapter"))
+    report = check(uri, samples=2, registry=_registry("nenyax_testsupport.fakes:ProcessBoundAdapter"))
     fresh = _result(report, "trainable/fresh-process")
     assert fresh.outcome is TierOutcome.FAILED
     assert f"loading {uri} and replaying add/0/" in fresh.evidence
@@ -400,7 +406,7 @@ def test_an_environment_that_fails_to_load_elsewhere_fails_the_fresh_process_che
 
 def test_a_trajectory_recording_another_digest_than_its_environment_s_fails():
     # checks._model_path_recorded: `digest != ... and uri != ...` (a wrong digest alone must fail)
-    report = check("arith:add", samples=2, registry=_registry("nenyax.testing.fakes:DriftingDigestAdapter"))
+    report = check("arith:add", samples=2, registry=_registry("nenyax_testsupport.fakes:DriftingDigestAdapter"))
     recorded = _result(report, "trainable/model-path-recorded")
     assert recorded.outcome is TierOutcome.FAILED
     assert "not the environment's 'arith:add'" in recorded.evidence

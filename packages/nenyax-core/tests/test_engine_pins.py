@@ -1,7 +1,7 @@
 """Pins for the engine's rewritten modules, written for mutants that survived the suite (tests/README.md,
 "Mutation testing"): each assertion fails under the mutant named beside it.
 
-Core's doubles only (`nenyax.testing.fakes`, `native_fakes`): core is tested alone. The native loop is the
+Core's doubles only (`nenyax_testsupport.fakes`, `native_fakes`): core is tested alone. The native loop is the
 real one, on the official `openai` client against the recording proxy.
 """
 
@@ -18,8 +18,8 @@ from nenyax.core.engine.policies import as_policy
 from nenyax.core.engine.runner import run_jobs
 from nenyax.core.engine.step_loop import run_step_episode
 from nenyax.core.engine.sync import run_sync
-from nenyax.testing.fakes import ArithEnvironment
-from nenyax.testing.native_fakes import ToolMathEnvironment, operands
+from nenyax_testsupport.fakes import ArithEnvironment
+from nenyax_testsupport.native_fakes import ToolMathEnvironment, operands
 
 
 class IndexRecorder:

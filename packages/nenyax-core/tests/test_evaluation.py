@@ -25,7 +25,7 @@ from nenyax.core import (
 from nenyax.core.contract.schema import SCHEMA_VERSION
 from nenyax.core.engine.rundirs import TRAJECTORIES, read_config
 from nenyax.core.plugins.registry import Registry
-from nenyax.testing.fakes import AdapterPlugin, add_up
+from nenyax_testsupport.fakes import AdapterPlugin, add_up
 
 
 @pytest.fixture
@@ -105,7 +105,7 @@ def test_resume_refuses_other_settings_but_takes_another_concurrency(env, tmp_pa
 def test_a_python_policy_is_recorded_by_name_and_needed_again_to_resume(env, tmp_path):
     run_dir = tmp_path / "run"
     result = evaluate(env, add_up, tasks=2, out=run_dir)
-    assert result.settings.policy == PolicySettings(use="python:nenyax.testing.fakes.add_up")
+    assert result.settings.policy == PolicySettings(use="python:nenyax_testsupport.fakes.add_up")
     assert result.summary.mean == 1.0
     with pytest.raises(UsageError, match="pass it again as policy="):
         evaluate(env, resume=run_dir)

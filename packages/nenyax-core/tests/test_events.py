@@ -1,7 +1,7 @@
 """The episode's identity and its event stream, on real components: the openai client against the recording
 proxy, `Endpoint` against the scripted model server, the JSONL sink on disk.
 
-The environments are core's doubles (`nenyax.testing.fakes`, `nenyax.testing.native_fakes`): core is
+The environments are core's doubles (`nenyax_testsupport.fakes`, `nenyax_testsupport.native_fakes`): core is
 tested alone, so no real adapter can be installed here (the ORS and NeMo Gym adapters test their own
 tool calls against real servers).
 """
@@ -27,9 +27,9 @@ from nenyax.core.contract.events import (
 from nenyax.core.engine.sinks import JsonlSink, read_trajectories
 from nenyax.core.models.proxy import RecordingProxy
 from nenyax.core.models.recorder import UNANSWERED, EpisodeRecorder
-from nenyax.testing.fakes import ArithEnvironment, ToolArithEnvironment
 from nenyax.testing.model_server import FaultPlan, ScriptedModelServer
-from nenyax.testing.native_fakes import ToolMathEnvironment, operands
+from nenyax_testsupport.fakes import ArithEnvironment, ToolArithEnvironment
+from nenyax_testsupport.native_fakes import ToolMathEnvironment, operands
 
 EVENTS = (EpisodeStarted, EpisodeEnded, ModelCallStarted, ModelCallEnded, StepTaken, ToolCalled)
 SHORT = {

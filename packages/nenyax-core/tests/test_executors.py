@@ -1,8 +1,8 @@
 """Where episodes run: the in-process asyncio pool and the process pool give the same trajectories, once.
 
 Real worker processes (the ``spawn`` start method) play the in-memory `arith` fake, loaded through a
-registry over `nenyax.testing.fakes.AdapterPlugin` (core cannot install a real adapter); the policies
-that travel are the module-level functions of `nenyax.testing.fakes`, because a worker imports a
+registry over `nenyax_testsupport.fakes.AdapterPlugin` (core cannot install a real adapter); the policies
+that travel are the module-level functions of `nenyax_testsupport.fakes`, because a worker imports a
 policy by name and these test modules are not importable by name (pytest's importlib mode).
 """
 
@@ -26,9 +26,9 @@ from nenyax.core.engine.sync import run_sync
 from nenyax.core.engine.travel import policy_ticket
 from nenyax.core.errors import WorkerLostError
 from nenyax.core.plugins import seams
-from nenyax.testing import fakes
-from nenyax.testing.distributions import write_distribution
-from nenyax.testing.fakes import AdapterPlugin, ArithEnvironment, ScriptedChat
+from nenyax_testsupport import fakes
+from nenyax_testsupport.distributions import write_distribution
+from nenyax_testsupport.fakes import AdapterPlugin, ArithEnvironment, ScriptedChat
 
 WORKERS = 2
 
@@ -296,7 +296,7 @@ _INTERRUPTED_RUN = textwrap.dedent(
     """
     import faulthandler, signal, sys
     from nenyax.core import Registry, load
-    from nenyax.testing.fakes import AdapterPlugin, slow_answer
+    from nenyax_testsupport.fakes import AdapterPlugin, slow_answer
 
     if __name__ == "__main__":
         faulthandler.register(signal.SIGUSR1)  # the test asks for every thread's stack when the run hangs

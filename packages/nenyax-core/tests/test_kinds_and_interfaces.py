@@ -17,7 +17,7 @@ from nenyax.core.kinds import FACTORY_CONVENTION, KINDS
 from nenyax.core.plugins.interfaces import capability_interface, create, declared, implements, interface, missing
 from nenyax.core.plugins.registry import Registry
 from nenyax.core.plugins.sandbox import ExecResult, SandboxSpec
-from nenyax.testing.fakes import (
+from nenyax_testsupport.fakes import (
     ArithAdapter,
     ClaimsListingAdapter,
     ClaimsTrajectoryJudge,
@@ -26,7 +26,7 @@ from nenyax.testing.fakes import (
     ListingArithAdapter,
     UndeclaredJudge,
 )
-from nenyax.testing.sandbox_fake import LocalProcessSandbox
+from nenyax_testsupport.sandbox_fake import LocalProcessSandbox
 
 
 def test_every_kind_has_a_hookspec_and_every_hookspec_a_kind():
@@ -81,14 +81,14 @@ def test_a_judge_declares_what_it_judges_and_has_those_methods():
 
 
 def test_a_caller_names_the_capability_it_needs_and_a_judge_without_it_is_one_sentence():
-    registry = Registry.from_plugins(("fake", KindPlugin("judge", "length", "nenyax.testing.fakes:LengthJudge")))
+    registry = Registry.from_plugins(("fake", KindPlugin("judge", "length", "nenyax_testsupport.fakes:LengthJudge")))
     assert create(registry, "judge", "length", {"size": 2}, needs=("answer",)).size == 2
     with pytest.raises(
         UsageError, match=r"^The judge 'length' cannot be used here: it does not declare 'trajectory'\.$"
     ):
         create(registry, "judge", "length", needs=("trajectory",))
     broken = Registry.from_plugins(
-        ("fake", KindPlugin("judge", "claims", "nenyax.testing.fakes:ClaimsTrajectoryJudge"))
+        ("fake", KindPlugin("judge", "claims", "nenyax_testsupport.fakes:ClaimsTrajectoryJudge"))
     )
     with pytest.raises(UsageError, match=r"^The judge plugin 'claims' declares 'trajectory' but lacks its methods"):
         create(broken, "judge", "claims")

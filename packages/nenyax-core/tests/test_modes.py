@@ -9,7 +9,7 @@ import pytest
 
 from nenyax.core import Endpoint, InfraFailure, Mode, Registry, Status, Tier, check, load
 from nenyax.testing.model_server import ScriptedModelServer
-from nenyax.testing.native_fakes import NativeAdapters, ToolMathEnvironment, operands
+from nenyax_testsupport.native_fakes import NativeAdapters, ToolMathEnvironment, operands
 
 
 @pytest.fixture

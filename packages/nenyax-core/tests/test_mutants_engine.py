@@ -14,7 +14,7 @@ import pytest
 
 from nenyax.core.contract.trajectory import Judgment, ModelCall, Status
 from nenyax.core.engine.summary import NORMAL_FROM, Z_95, interval, summarize, tokens
-from nenyax.testing.fakes import ArithEnvironment
+from nenyax_testsupport.fakes import ArithEnvironment
 
 
 @pytest.fixture(scope="module")

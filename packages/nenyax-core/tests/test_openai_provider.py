@@ -17,8 +17,8 @@ from nenyax.core.builtin_plugins.openai_provider import OpenAIProvider
 from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.engine.sinks import read_trajectories
 from nenyax.core.models.recorder import call_seed
-from nenyax.testing.fakes import ArithEnvironment, ArithSession
 from nenyax.testing.model_server import FaultPlan, ScriptedModelServer
+from nenyax_testsupport.fakes import ArithEnvironment, ArithSession
 
 REQUEST = ChatRequest(model="m", messages=({"role": "user", "content": "hi"},), params={"temperature": 0.5})
 

@@ -13,7 +13,7 @@ from nenyax.core.engine.loader import load
 from nenyax.core.errors import DuplicatePluginError, ManifestError, PluginLoadError, UnknownPluginError, UsageError
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 from nenyax.core.plugins.registry import Registry
-from nenyax.testing.fakes import AdapterPlugin, ArithAdapter, KindPlugin
+from nenyax_testsupport.fakes import AdapterPlugin, ArithAdapter, KindPlugin
 
 
 def test_lookup_and_create():
@@ -110,7 +110,7 @@ def test_invalid_specs(fields, fragment):
 
 def test_discovery_is_lazy(tmp_path, monkeypatch):
     # A real, importable implementation module: discovery must list its plugin without importing it.
-    (tmp_path / "nenyax_lazy_probe.py").write_text("from nenyax.testing.fakes import ArithAdapter as Adapter\n")
+    (tmp_path / "nenyax_lazy_probe.py").write_text("from nenyax_testsupport.fakes import ArithAdapter as Adapter\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "nenyax_lazy_probe", raising=False)
     registry = Registry.from_plugins(("fake", AdapterPlugin(factory="nenyax_lazy_probe:Adapter")))
@@ -132,9 +132,9 @@ def test_factory_that_cannot_import_is_a_clear_error():
 
 def test_every_factory_is_called_as_factory_options_and_a_wrong_option_is_one_sentence():
     registry = Registry.from_plugins(
-        ("judges", KindPlugin("judge", "length", "nenyax.testing.fakes:LengthJudge")),
-        ("adapters", AdapterPlugin(factory="nenyax.testing.fakes:NeedsAnOptionAdapter")),
-        ("providers", KindPlugin("provider", "echo", "nenyax.testing.fakes:EchoProvider")),
+        ("judges", KindPlugin("judge", "length", "nenyax_testsupport.fakes:LengthJudge")),
+        ("adapters", AdapterPlugin(factory="nenyax_testsupport.fakes:NeedsAnOptionAdapter")),
+        ("providers", KindPlugin("provider", "echo", "nenyax_testsupport.fakes:EchoProvider")),
     )
     assert registry.create("judge", "length").size == 3
     assert registry.create("judge", "length", size=5).size == 5

@@ -1,7 +1,7 @@
 """The rollout engine on the in-memory `arith` fake.
 
 nenyax-core cannot install a real adapter for its own tests (every adapter depends on core, and core
-is tested alone), so these tests use `nenyax.testing.fakes`; the subclasses below break it in one
+is tested alone), so these tests use `nenyax_testsupport.fakes`; the subclasses below break it in one
 way each, because no real environment fails on demand at exactly one place.
 """
 
@@ -16,7 +16,7 @@ from nenyax.core.contract.trajectory import PolicyInfo, Status
 from nenyax.core.engine.rundirs import new_run_dir, read_config
 from nenyax.core.engine.sinks import JsonlSink, read_trajectories
 from nenyax.core.errors import InfraFailure, PolicyFailure, RetryablePolicyFailure, UsageError
-from nenyax.testing.fakes import ArithEnvironment, ArithSession
+from nenyax_testsupport.fakes import ArithEnvironment, ArithSession
 
 
 @pytest.fixture

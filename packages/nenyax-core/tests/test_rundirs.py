@@ -1,7 +1,7 @@
 """Run directories, the run summary and the job runner behind `nenyax eval`, on the in-memory `arith` fake.
 
 nenyax-core is tested alone (no adapter can be installed with it), so the episodes come from
-`nenyax.testing.fakes`; the CLI's and the integration suite's tests run the same code on reasoning-gym.
+`nenyax_testsupport.fakes`; the CLI's and the integration suite's tests run the same code on reasoning-gym.
 """
 
 import logging
@@ -29,7 +29,7 @@ from nenyax.core.engine.sinks import JsonlSink, read_trajectories
 from nenyax.core.engine.summary import Tally, pass_at_k, summarize
 from nenyax.core.engine.sync import run_sync
 from nenyax.core.errors import UsageError
-from nenyax.testing.fakes import ArithEnvironment
+from nenyax_testsupport.fakes import ArithEnvironment
 
 
 @pytest.fixture

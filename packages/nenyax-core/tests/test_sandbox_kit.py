@@ -21,9 +21,12 @@ class Plugin:
     def nenyax_register_sandboxes(self):
         return [
             PluginSpec(
-                kind="sandbox", name="liar", factory="nenyax.testing.sandbox_fake:ClaimsIsolation", summary="claims all"
+                kind="sandbox",
+                name="liar",
+                factory="nenyax_testsupport.sandbox_fake:ClaimsIsolation",
+                summary="claims all",
             ),
-            PluginSpec(kind="sandbox", name="local", factory="nenyax.testing.sandbox_fake:LocalProcessSandbox"),
+            PluginSpec(kind="sandbox", name="local", factory="nenyax_testsupport.sandbox_fake:LocalProcessSandbox"),
         ]
 
 

@@ -11,9 +11,9 @@ import asyncio
 from nenyax.core import Endpoint
 from nenyax.core.contract.chat import ChatRequest
 from nenyax.core.models.recorder import EpisodeRecorder, call_seed
-from nenyax.testing.fakes import ArithEnvironment
 from nenyax.testing.model_server import ScriptedModelServer
-from nenyax.testing.native_fakes import ToolMathEnvironment, operands
+from nenyax_testsupport.fakes import ArithEnvironment
+from nenyax_testsupport.native_fakes import ToolMathEnvironment, operands
 
 
 def _play(**sampling):

@@ -13,7 +13,7 @@ import pytest
 from nenyax.core.contract import serde
 from nenyax.core.contract.trajectory import Judgment, ModelCall, Status
 from nenyax.core.engine.summary import Summary, pass_at_k, passed, summarize, tokens
-from nenyax.testing.fakes import ArithEnvironment
+from nenyax_testsupport.fakes import ArithEnvironment
 
 
 @pytest.fixture(scope="module")

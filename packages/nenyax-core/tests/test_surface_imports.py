@@ -30,7 +30,7 @@ def test_the_runner_and_the_proxy_load_with_the_first_episode():
     # The probe itself proves it can see them: an episode played in the same interpreter loads all four.
     played = (
         "from nenyax.core import load\nfrom nenyax.core.plugins.registry import Registry\n"
-        "from nenyax.testing.fakes import AdapterPlugin\n"
+        "from nenyax_testsupport.fakes import AdapterPlugin\n"
         "load('arith:add?size=2', registry=Registry.from_plugins(('arith', AdapterPlugin()))).rollout('reference')"
     )
     assert _loaded_after(played) == list(HEAVY)

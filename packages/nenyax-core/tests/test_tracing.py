@@ -1,7 +1,7 @@
 """The GenAI spans core emits from the event stream, read back from the OpenTelemetry SDK's in-memory exporter.
 
 Real components: the SDK's own provider and exporter, the recording proxy, `Endpoint` against the scripted
-model server over HTTP. The environments are core's doubles (`nenyax.testing.fakes`, `native_fakes`): core
+model server over HTTP. The environments are core's doubles (`nenyax_testsupport.fakes`, `native_fakes`): core
 is tested alone, so no adapter is installed here. A real backend receiving these spans over OTLP is tested
 in `packages/nenyax-tracers-otlp` (a local Phoenix server).
 """
@@ -24,9 +24,9 @@ from nenyax.core.contract import genai_attributes as ga
 from nenyax.core.contract.events import Observers, observers_of
 from nenyax.core.engine.executors import publish_played_elsewhere
 from nenyax.core.engine.tracing import GenAISpans, capture_content_from_env
-from nenyax.testing.fakes import ArithEnvironment, ToolArithEnvironment
 from nenyax.testing.model_server import FaultPlan, ScriptedModelServer
-from nenyax.testing.native_fakes import ToolMathEnvironment, operands
+from nenyax_testsupport.fakes import ArithEnvironment, ToolArithEnvironment
+from nenyax_testsupport.native_fakes import ToolMathEnvironment, operands
 
 
 @pytest.fixture
@@ -229,7 +229,7 @@ def test_without_a_provider_spans_go_to_the_global_one_and_without_the_sdk_nothi
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
         from nenyax.core.engine.tracing import GenAISpans
-        from nenyax.testing.native_fakes import ToolMathEnvironment
+        from nenyax_testsupport.native_fakes import ToolMathEnvironment
 
         spans = GenAISpans()  # made before the application sets its provider: it still receives the spans
         exporter = InMemorySpanExporter()
@@ -252,7 +252,7 @@ def test_without_a_provider_spans_go_to_the_global_one_and_without_the_sdk_nothi
         sys.modules["opentelemetry.sdk"] = None  # as if only opentelemetry-api were installed
         from opentelemetry import trace
         from nenyax.core.engine.tracing import GenAISpans
-        from nenyax.testing.native_fakes import ToolMathEnvironment
+        from nenyax_testsupport.native_fakes import ToolMathEnvironment
 
         traj = ToolMathEnvironment("toolmath:mul").rollout("reference", task="mul/0", observers=[GenAISpans()])
         try:

@@ -31,7 +31,7 @@ from nenyax.core.engine.training import (
     train,
 )
 from nenyax.core.errors import InfraFailure, UsageError
-from nenyax.testing.fakes import ArithEnvironment, SkillLearner, SkillPolicy
+from nenyax_testsupport.fakes import ArithEnvironment, SkillLearner, SkillPolicy
 
 SETTINGS = TrainSettings(rounds=2, group_size=2, tasks_per_round=4, heldout=20, concurrency=4)
 

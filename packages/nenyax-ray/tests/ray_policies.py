@@ -9,7 +9,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from nenyax.testing.fakes import add_up
+from nenyax_testsupport.fakes import add_up
 
 CONTROL = "NENYAX_RAY_TEST_CONTROL"
 """A folder: ``stall_on`` / ``die_on`` hold the question a policy stalls or dies on; ``played`` logs each play."""

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from nenyax.cli.main import cli
 from nenyax.core import load_run
-from nenyax.testing.cli import run_nenyax
+from nenyax_testsupport.cli import run_nenyax
 
 URI = "reasoning_gym:basic_arithmetic?size=6"
 

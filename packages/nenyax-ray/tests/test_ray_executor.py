@@ -23,7 +23,7 @@ from nenyax.core.engine.executors import executor_for
 from nenyax.core.engine.sinks import read_trajectories
 from nenyax.core.errors import WorkerLostError
 from nenyax.ray import RayExecutor
-from nenyax.testing.fakes import AdapterPlugin, ScriptedChat
+from nenyax_testsupport.fakes import AdapterPlugin, ScriptedChat
 
 
 def _played(trajectories):
@@ -185,7 +185,7 @@ _CONNECTING_RUN = textwrap.dedent(
     import ray
     from nenyax.core import Registry, load
     from nenyax.core.contract.events import Observer
-    from nenyax.testing.fakes import AdapterPlugin
+    from nenyax_testsupport.fakes import AdapterPlugin
     from nenyax.ray import RayExecutor
 
     class Where(Observer):

@@ -21,7 +21,7 @@ _INTERRUPTED_RUN = textwrap.dedent(
     """
     import asyncio, os, sys
     from nenyax.core import Registry, load
-    from nenyax.testing.fakes import AdapterPlugin, add_up
+    from nenyax_testsupport.fakes import AdapterPlugin, add_up
 
     async def slow(observation):
         with open(os.environ["MARKS"], "a") as marks:

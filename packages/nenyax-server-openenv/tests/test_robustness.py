@@ -10,7 +10,7 @@ import pytest
 from openenv.core import GenericEnvClient
 
 from nenyax.core.errors import VerifierFailure
-from nenyax.testing.fakes import ArithEnvironment, ArithSession
+from nenyax_testsupport.fakes import ArithEnvironment, ArithSession
 
 LIMIT = 2048
 BAD_FRAMES = [

@@ -30,7 +30,7 @@ from nenyax.core import (
     hookimpl,
 )
 from nenyax.core.hookspecs import PluginSpec
-from nenyax.testing.sandbox_fake import LocalProcessSandbox
+from nenyax_testsupport.sandbox_fake import LocalProcessSandbox
 
 TOOLS = [
     {
@@ -220,8 +220,8 @@ class NativeAdapters:
     @hookimpl
     def nenyax_register_adapters(self) -> list[PluginSpec]:
         return [
-            PluginSpec(kind="adapter", name="toolmath", factory="nenyax.testing.native_fakes:ToolMathAdapter"),
-            PluginSpec(kind="adapter", name="shelltask", factory="nenyax.testing.native_fakes:ShellTaskAdapter"),
+            PluginSpec(kind="adapter", name="toolmath", factory="nenyax_testsupport.native_fakes:ToolMathAdapter"),
+            PluginSpec(kind="adapter", name="shelltask", factory="nenyax_testsupport.native_fakes:ShellTaskAdapter"),
         ]
 
 

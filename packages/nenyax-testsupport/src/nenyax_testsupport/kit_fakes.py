@@ -1,5 +1,5 @@
 """Providers and judges for the provider and judge kits' own tests: a sound one of each, and broken
-variants, one flaw each, that prove each kit check can fail (`nenyax.testing.fakes` has those of the
+variants, one flaw each, that prove each kit check can fail (`nenyax_testsupport.fakes` has those of the
 checks every kind shares).
 
 Why fakes: no real provider or judge is broken in exactly one known way, and nenyax-core's tests run

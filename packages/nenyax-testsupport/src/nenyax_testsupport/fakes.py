@@ -259,7 +259,7 @@ class TupleObservationAdapter(ArithAdapter):
 class AdapterPlugin:
     """A plugin object (as an entry-point module would be) declaring one ``arith`` adapter."""
 
-    def __init__(self, factory: str = "nenyax.testing.fakes:ArithAdapter", name: str = "arith") -> None:
+    def __init__(self, factory: str = "nenyax_testsupport.fakes:ArithAdapter", name: str = "arith") -> None:
         """Declare adapter `name` built by `factory`."""
         self.factory, self.name = factory, name
 
@@ -273,7 +273,7 @@ class LengthJudge:
     """An answer judge sound for the checks every kind shares: passes answers of exactly `size` characters.
 
     It ignores the reference, so the judge kit's own ``judge/right-beats-wrong`` fails it (its sound judge
-    is `nenyax.testing.kit_fakes.GoldJudge`)."""
+    is `nenyax_testsupport.kit_fakes.GoldJudge`)."""
 
     capabilities = JudgeCapabilities(answer=True)
 
