@@ -26,11 +26,11 @@ from nenyax.testing import CHECKS as KIT_CHECKS
 from nenyax.testing import Fail as KitFail
 from nenyax.testing import KitReport, Outcome, Report, Subject
 from nenyax.testing import Skip as KitSkip
-from nenyax.testing.fakes import AdapterPlugin
+from nenyax_testsupport.fakes import AdapterPlugin
 
 
 def _registry():
-    return Registry.from_plugins(("fake", AdapterPlugin(factory="nenyax.testing.fakes:ArithAdapter")))
+    return Registry.from_plugins(("fake", AdapterPlugin(factory="nenyax_testsupport.fakes:ArithAdapter")))
 
 
 @pytest.fixture(scope="module")
