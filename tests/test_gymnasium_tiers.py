@@ -2,11 +2,11 @@
 
 Measured with gymnasium[box2d,mujoco,jax] installed (the adapter's test dependency group). Each run
 re-measures the whole table when anything its rows depend on changed since it was measured (the adapter,
-core's checks, this file, the versions of gymnasium and its engines: the fingerprint recorded beside the
-table), else the anchors below plus a sample drawn from the commit (`nenyax_testsupport.tables.TablePlan`; the
-rule is in tests/README.md). Regenerate the table and its fingerprint with
-`NENYAX_UPDATE_TIERS=1 nox -s integration -- tests/test_gymnasium_tiers.py`; `NENYAX_TIERS=all`
-re-measures everything without writing.
+core's checks and scoring path (`tables.SCORING_PATH`), this file, the versions of gymnasium and its
+engines: the fingerprint recorded beside the table), else the anchors below plus a sample drawn from the
+commit (`nenyax_testsupport.tables.TablePlan`; the rule is in tests/README.md). Regenerate the table and its
+fingerprint with `NENYAX_UPDATE_TIERS=1 nox -s integration -- tests/test_gymnasium_tiers.py`;
+`NENYAX_TIERS=all` re-measures everything without writing.
 """
 
 import warnings

@@ -1,5 +1,7 @@
 """The monorepo's shape: PEP 420 namespaces, one hatchling distribution per package, wheels that stand alone."""
 
+import importlib.metadata
+import importlib.util
 import re
 import subprocess
 import sys
@@ -17,11 +19,33 @@ PACKAGES = sorted(
     for p in ROOT.glob("packages/*/pyproject.toml")
     if "Private :: Do Not Upload" not in tomllib.loads(p.read_text())["project"].get("classifiers", [])
 )
-AREAS = ("adapters", "learners", "providers", "sandboxes", "judges", "exporters", "tracers", "server")
 
 
-def test_there_are_packages():
-    assert {p.name for p in PACKAGES} >= {"nenyax-core", "nenyax-cli", "nenyax-adapters-reasoning-gym"}
+def leaves_of(package: Path) -> set[str]:
+    """The leaf packages a distribution's name promises, as paths under ``nenyax/``: ``nenyax-<area>-<name>``
+    ships ``nenyax/<area>/<name>`` inside the namespace area, ``nenyax-<name>`` ships ``nenyax/<name>``
+    (core, cli, ray); nenyax-core also ships the conformance kit, ``nenyax/testing``."""
+    words = package.name.removeprefix("nenyax-").split("-", 1)
+    leaf = f"{words[0]}/{words[1].replace('-', '_')}" if len(words) == 2 else words[0]
+    return {leaf, "testing"} if package.name == "nenyax-core" else {leaf}
+
+
+# The namespace folders between ``nenyax/`` and a leaf (adapters, learners, server, ...): PEP 420, no __init__.
+AREAS = sorted({leaf.split("/")[0] for package in PACKAGES for leaf in leaves_of(package) if "/" in leaf})
+
+
+def test_every_package_folder_is_an_installed_distribution_of_its_name():
+    names = {tomllib.loads((p / "pyproject.toml").read_text())["project"]["name"]: p for p in PACKAGES}
+    assert sorted(names) == [p.name for p in PACKAGES]  # each folder is named after its distribution
+    installed = {d.metadata["Name"] for d in importlib.metadata.distributions()}
+    assert sorted(n for n in installed if n.startswith("nenyax-")) == sorted(names)
+    for name, package in names.items():
+        for leaf in leaves_of(package):
+            spec = importlib.util.find_spec("nenyax." + leaf.replace("/", "."))
+            assert spec is not None, (name, leaf)
+            assert spec.origin is not None, (name, leaf)
+            # Imported from this checkout's folder of that distribution, not from some other copy.
+            assert Path(spec.origin).resolve().is_relative_to(package / "src" / "nenyax" / leaf), (name, spec.origin)
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
@@ -29,8 +53,12 @@ def test_namespace_folders_hold_no_init(package):
     namespace = package / "src" / "nenyax"
     assert not (namespace / "__init__.py").exists()
     assert [p.name for p in namespace.iterdir() if p.is_file()] == []
+    # Only the folders the distribution's name promises, and each area among them a namespace.
+    assert sorted(p.name for p in namespace.iterdir()) == sorted({leaf.split("/")[0] for leaf in leaves_of(package)})
     for area in AREAS:
-        assert not (namespace / area / "__init__.py").exists()
+        if (namespace / area).exists():
+            assert not (namespace / area / "__init__.py").exists(), area
+            assert [p.name for p in (namespace / area).iterdir() if p.is_file()] == [], area
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
@@ -42,9 +70,10 @@ def test_distribution_shape(package):
         if requirement.startswith("nenyax-"):
             assert "==" not in requirement, requirement
             assert "<" in requirement, requirement
-    leaves = [p.parent for p in (package / "src" / "nenyax").rglob("__init__.py")]
+    src = package / "src" / "nenyax"
+    leaves = [p.parent for p in src.rglob("__init__.py")]
     tops = {p for p in leaves if not (p.parent / "__init__.py").exists()}
-    assert tops
+    assert {top.relative_to(src).as_posix() for top in tops} == leaves_of(package)
     assert all((leaf / "py.typed").exists() for leaf in tops)
 
 

@@ -1,7 +1,8 @@
 """`check` over reasoning-gym's datasets; the adapter README's tier table must match what is measured.
 
 Each run re-measures the whole table when anything its rows depend on changed since it was measured
-(the adapter, core's checks, this file, reasoning-gym's version: the fingerprint recorded beside the
+(the adapter, core's checks and scoring path (`tables.SCORING_PATH`: answer extraction, the question
+session, the step loop's judgment), this file, reasoning-gym's version: the fingerprint recorded beside the
 table), else the anchors below plus a sample drawn from the commit (`nenyax_testsupport.tables.TablePlan`;
 the rule is in tests/README.md). Regenerate the table and its fingerprint with
 `NENYAX_UPDATE_TIERS=1 nox -s integration -- tests/test_reasoning_gym_tiers.py` (nox sets

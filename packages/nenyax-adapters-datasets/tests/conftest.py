@@ -1,11 +1,8 @@
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-# Helper modules beside the tests (math_figures, legacy_mathjudge) import by name under --import-mode=importlib.
-sys.path.insert(0, str(Path(__file__).parent))
+# Helper modules beside the tests (math_figures, legacy_mathjudge) import by name: `pythonpath` in pyproject.toml.
 
 ROWS = [
     {"id": f"q{i}", "question": f"What is {a} times {b}?", "answer": str(a * b), "note": "x"}

@@ -1,12 +1,8 @@
-import sys
-from pathlib import Path
-
 import pytest
 
 from nenyax_testsupport.fakes import ScriptedChat
 
-# The test envs are loaded by import path (gymnasium:nenyax_test_envs:<Class>), so their folder must be importable.
-sys.path.insert(0, str(Path(__file__).parent))
+# The test envs are loaded by import path (gymnasium:nenyax_test_envs:<Class>): their folder is on `pythonpath`.
 
 
 @pytest.fixture

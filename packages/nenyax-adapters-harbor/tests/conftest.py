@@ -6,14 +6,10 @@ bubblewrap skips, saying so, except on CI, where it fails.
 
 import os
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
 
 from nenyax.adapters.harbor.adapter import EXAMPLES_DIR
-
-sys.path.insert(0, str(Path(__file__).parent))  # `from conftest import uri` under --import-mode=importlib
 
 
 def pytest_collection_modifyitems(config, items):
@@ -42,7 +38,3 @@ def copy_task(tmp_path):
         return target
 
     return copy
-
-
-def uri(folder: Path, query: str = "") -> str:
-    return f"harbor:{folder}" + (f"?{query}" if query else "")

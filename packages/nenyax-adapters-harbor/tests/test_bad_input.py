@@ -1,7 +1,7 @@
 """Broken tasks and sandboxes: one sentence naming the file and field, or the right failure status."""
 
 import pytest
-from conftest import uri
+from support import uri
 
 from nenyax.core import BadURIError, Status, UsageError, load
 

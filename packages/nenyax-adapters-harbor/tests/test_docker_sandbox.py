@@ -7,7 +7,7 @@ the locally imported base). Without ``DOCKER_HOST`` it skips, saying so; with ``
 import os
 
 import pytest
-from conftest import uri
+from support import uri
 
 from nenyax.adapters.harbor.adapter import EXAMPLES_DIR
 from nenyax.core import Status, Tier, check, load

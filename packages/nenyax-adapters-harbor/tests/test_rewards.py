@@ -1,6 +1,6 @@
 """Rewards come out as harbor's verifier wrote them: pass, fail and partial credit, with components."""
 
-from conftest import uri
+from support import uri
 
 from nenyax.adapters.harbor.adapter import example_task
 from nenyax.core import Status, load

@@ -1,25 +1,19 @@
-"""The tests' task files, and the CI rule: without hud the tests skip, saying so, except on CI.
+"""The CI rule: without hud the tests skip, saying so, except on CI.
 
 On CI (``CI`` set) hud must be installed: a missing one fails the tests rather than skipping them.
 Everything runs offline: the tasks here grade in-process, and the adapter gives hud no platform key.
 """
 
 import os
-import sys
 from importlib import metadata
-from pathlib import Path
 
 import pytest
 
-TASKS = Path(__file__).parent / "tasks"
-sys.path.insert(0, str(Path(__file__).parent))  # `conftest`, imported by the test modules
 try:
     HAS_HUD = metadata.version("hud").startswith("0.6.")
 except metadata.PackageNotFoundError:
     HAS_HUD = False
 WANTED = "hud 0.6 is not installed: pip install 'hud==0.6.21' (nox -s hud)"
-ARITHMETIC = "hud:nenyax.adapters.hud.example:arithmetic"
-HAIKU = "hud:nenyax.adapters.hud.example:haiku"
 
 
 def pytest_configure(config):
@@ -38,8 +32,3 @@ def pytest_runtest_setup(item):
 @pytest.fixture(autouse=True)
 def _offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-
-
-def task_uri(name, attr=None, query=""):
-    """``hud:<absolute path of tests/tasks/<name>.py>[:attr]`` plus `query`."""
-    return f"hud:{TASKS / (name + '.py')}{':' + attr if attr else ''}{query}"

@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import task_uri
+from support import task_uri
 
 from nenyax.core import BadURIError, UsageError, load
 

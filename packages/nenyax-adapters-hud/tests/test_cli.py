@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ARITHMETIC, HAIKU
+from support import ARITHMETIC, HAIKU
 
 pytestmark = pytest.mark.hud
 

@@ -1,7 +1,7 @@
 """The adapter conformance kit, on the tasksets shipped with the adapter and a task file of the tests'."""
 
 import pytest
-from conftest import task_uri
+from support import task_uri
 
 from nenyax.adapters.hud.adapter import EXAMPLES, HudAdapter
 from nenyax.core import default_registry

@@ -1,7 +1,7 @@
 """Episodes through the real hud: LocalRuntime serves the task, OpenAIChatAgent calls the recording proxy."""
 
 import pytest
-from conftest import ARITHMETIC, task_uri
+from support import ARITHMETIC, task_uri
 
 from nenyax.core import Status, load
 from nenyax_testsupport.policies import Outage, Scripted

@@ -1,4 +1,4 @@
-"""The tests' task folder, and the CI rule: without lm-eval the tests skip, saying so, except on CI.
+"""The CI rule: without lm-eval the tests skip, saying so, except on CI.
 
 On CI (``CI`` set) lm-eval must be installed: a missing one fails the tests rather than skipping them.
 Every test runs offline (``HF_HUB_OFFLINE=1``): the tasks here read local JSON files.
@@ -6,13 +6,9 @@ Every test runs offline (``HF_HUB_OFFLINE=1``): the tasks here read local JSON f
 
 import importlib.util
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-TASKS = Path(__file__).parent / "tasks"
-sys.path.insert(0, str(Path(__file__).parent))  # `conftest` and `helpers`, imported by the test modules
 HAS_LM_EVAL = importlib.util.find_spec("lm_eval") is not None
 WANTED = "lm-eval is not installed: pip install 'lm-eval==0.4.13' (nox -s lm-eval)"
 
@@ -34,8 +30,3 @@ def pytest_runtest_setup(item):
 def _offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-
-
-def task_uri(name, query=""):
-    """``lm_eval:<absolute path of tests/tasks/<name>.yaml>`` plus `query`."""
-    return f"lm_eval:{TASKS / (name + '.yaml')}{query}"

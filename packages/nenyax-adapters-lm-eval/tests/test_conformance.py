@@ -1,7 +1,7 @@
 """The adapter conformance kit, on the shipped tasks and the tests' local task files."""
 
 import pytest
-from conftest import task_uri
+from support import task_uri
 
 from nenyax.adapters.lm_eval.adapter import EXAMPLES, LmEvalAdapter
 from nenyax.core import default_registry

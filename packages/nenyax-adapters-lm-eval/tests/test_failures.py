@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TASKS, task_uri
+from support import TASKS, task_uri
 
 from nenyax.core import BadURIError, Status, UsageError, load
 from nenyax_testsupport.policies import Outage

@@ -1,7 +1,7 @@
 """generate_until tasks: lm-eval's prompt goes to the proxy as a raw completion, lm-eval's metric judges."""
 
 import pytest
-from conftest import task_uri
+from support import task_uri
 
 from nenyax.core import Endpoint, Status, check, load
 from nenyax_testsupport.policies import Scripted

@@ -3,7 +3,7 @@
 import math
 
 import pytest
-from conftest import task_uri
+from support import task_uri
 
 from nenyax.core import Endpoint, Status, UnsupportedPolicyError, check, load
 from nenyax_testsupport.policies import Scripted

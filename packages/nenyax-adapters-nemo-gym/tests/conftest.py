@@ -5,16 +5,12 @@ and sets NENYAX_NEMO_GYM_PYTHON to its python; without it (and without nemo-gym 
 that need a server skip, saying so.
 """
 
-import sys
 from pathlib import Path
 
 import pytest
 
 from nenyax.adapters.nemo_gym import launcher
 from nenyax.core import UsageError
-
-# The tests import their helpers (nemo_gym_helpers) from this folder.
-sys.path.insert(0, str(Path(__file__).parent))
 
 MISBEHAVING = Path(__file__).parent / "servers" / "misbehaving" / "app.py"
 

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+from openenv_servers import Servers  # beside the tests, on `pythonpath`
 
 from nenyax_testsupport.fakes import ScriptedChat
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from openenv_servers import Servers
 
 
 @pytest.fixture(scope="session")

@@ -1,13 +1,7 @@
-import sys
-from pathlib import Path
-
 import pytest
+from servers import Served  # beside the tests, on `pythonpath`
 
 from nenyax_testsupport.policies import Scripted
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from servers import Served
 
 
 @pytest.fixture(scope="session")

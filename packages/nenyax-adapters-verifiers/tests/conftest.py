@@ -1,4 +1,4 @@
-"""Which verifiers API the installed package offers, and the test environments' folder on sys.path.
+"""The CI rule for the verifiers API the installed package offers (`support.APIS`).
 
 Tests marked ``legacy`` need verifiers 0.3 (its legacy API); tests marked ``v1`` need v1 (0.3 or 0.4).
 A test whose API is missing skips, saying so, except on CI, where the API the session installed
@@ -6,39 +6,10 @@ A test whose API is missing skips, saying so, except on CI, where the API the se
 of them: a missing one fails rather than skips.
 """
 
-import importlib.util
 import os
-import sys
-from importlib import metadata
-from pathlib import Path
 
 import pytest
-
-ENVS = Path(__file__).parent / "envs"
-sys.path.insert(0, str(ENVS))  # the tests' own environment modules, as installed env ids would be
-sys.path.insert(0, str(Path(__file__).parent))
-
-
-def _has(module):
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
-try:
-    VERSION = metadata.version("verifiers")
-except metadata.PackageNotFoundError:
-    VERSION = None
-# v1 tasksets run on verifiers 0.4 (0.3's v1 is an earlier shape the adapter refuses in one sentence).
-APIS = {
-    "legacy": VERSION is not None and _has("verifiers.legacy"),
-    "v1": VERSION is not None and _has("verifiers.v1") and tuple(map(int, VERSION.split(".")[:2])) >= (0, 4),
-}
-WANTED = {
-    "legacy": "pip install 'verifiers>=0.3,<0.4' (nox -s verifiers-0.3)",
-    "v1": "pip install 'verifiers>=0.4,<0.5' (nox -s verifiers-0.4)",
-}
+from support import APIS, VERSION, WANTED
 
 
 def pytest_configure(config):

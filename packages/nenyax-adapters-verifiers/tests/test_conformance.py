@@ -7,7 +7,7 @@ tier already.
 """
 
 import pytest
-from conftest import APIS
+from support import APIS
 
 from nenyax.adapters.verifiers.adapter import EXAMPLE, VerifiersAdapter
 from nenyax.core import default_registry

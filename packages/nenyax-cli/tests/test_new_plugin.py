@@ -7,6 +7,8 @@ and read the diff before committing it:
     NENYAX_REGENERATE_GOLDEN=1 pytest packages/nenyax-cli/tests/test_new_plugin.py -k golden
     git diff packages/nenyax-cli/tests/golden/
 
+With ``CI`` set the switch is refused (the test fails): CI checks the golden files, never rewrites them.
+
 That the written plugins install, pass their own tests and ``nenyax <kind>-check acme --strict`` is proven
 end to end for every kind by ``nox -s plugin-kits``; here the kinds that need nothing beyond nenyax-core are
 loaded in-process (an in-memory registry over the generated plugin module) and pass their kit.
@@ -31,7 +33,20 @@ from nenyax.core.plugins.registry import Registry
 from nenyax.testing import CHECKS, Report, Subject, Verdict, common_checks
 
 GOLDEN = Path(__file__).parent / "golden" / "new_plugin"
-REGENERATE = os.environ.get("NENYAX_REGENERATE_GOLDEN", "") not in ("", "0")
+
+
+def regenerating() -> bool:
+    """True when the golden files are being rewritten; never on CI, where they are checked, not written.
+
+    The same rule as the tier tables' switch (`nenyax_testsupport.tables.updating`): a CI run with the switch set
+    would rewrite every expectation from what the scaffold writes now and pass whatever it writes.
+    """
+    if os.environ.get("NENYAX_REGENERATE_GOLDEN", "") in ("", "0"):
+        return False
+    if os.environ.get("CI"):
+        msg = "NENYAX_REGENERATE_GOLDEN is set on CI: CI checks the golden files and never rewrites them."
+        raise RuntimeError(msg)
+    return True
 
 
 def new_plugin(*args: str):
@@ -60,13 +75,33 @@ def test_each_kind_writes_its_golden_files(kind, tmp_path):
     done = new_plugin(kind, "acme", "--dir", str(tmp_path))
     assert done.exit_code == 0, done.output
     written = files_under(tmp_path / "nenyax-acme")
-    if REGENERATE:
+    if regenerating():
         shutil.rmtree(GOLDEN / kind, ignore_errors=True)
         shutil.copytree(tmp_path / "nenyax-acme", GOLDEN / kind, ignore=shutil.ignore_patterns(*CACHES))
     expected = files_under(GOLDEN / kind)
     assert sorted(written) == sorted(expected)
     for path, text in expected.items():
         assert written[path] == text, f"{kind}: {path} differs from its golden file (see this module's docstring)"
+
+
+def test_ci_refuses_to_regenerate_the_golden_files():
+    # The golden test of one kind, run as CI runs it but with the switch set: it fails and rewrites nothing.
+    before = files_under(GOLDEN / "adapter")
+    env = {**os.environ, "CI": "1", "NENYAX_REGENERATE_GOLDEN": "1"}
+    one_kind = ["-k", "writes_its_golden and adapter"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, *one_kind],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=Path(__file__).parents[1],
+        env=env,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed" in done.stdout, done.stdout
+    assert "NENYAX_REGENERATE_GOLDEN is set on CI" in done.stdout, done.stdout
+    assert files_under(GOLDEN / "adapter") == before
 
 
 def test_the_layout_has_its_own_top_level_package_and_an_entry_point_named_after_the_distribution(tmp_path):

@@ -4,17 +4,9 @@ The trajectories are made by the real engine: reasoning-gym arithmetic tasks pla
 (``local:smollm2-135m``) through an `Endpoint`, which records each call's token ids and sampler logprobs.
 """
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))  # `tinker_fake_sdk`, imported by the test modules
-
-import tinker_fake_sdk
-
-ENV_URI = "reasoning_gym:basic_arithmetic?size=6&seed=11"
-"""Tasks whose prompts are short: the embedded model answers them in a few seconds on a CPU."""
+import tinker_fake_sdk  # beside the tests, on `pythonpath`
+from support import ENV_URI
 
 
 @pytest.fixture(autouse=True)

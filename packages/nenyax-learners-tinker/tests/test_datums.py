@@ -8,20 +8,11 @@ import attrs
 import pytest
 import tinker
 import tinker_fake_sdk
+from support import scored
 
-from nenyax.core.contract.trajectory import Judgment
 from nenyax.core.engine.learning import group_advantages
 from nenyax.core.errors import UsageError
 from nenyax.learners.tinker.datums import LOSSES, batch, call_datum
-
-
-def scored(group, scores):
-    """The group with its members' scores set (the model rarely answers correctly, so the tests choose)."""
-    members = tuple(
-        attrs.evolve(t, judgment=Judgment(score=s, judge="test"))
-        for t, s in zip(group.trajectories, scores, strict=True)
-    )
-    return attrs.evolve(group, trajectories=members)
 
 
 def test_a_call_becomes_input_targets_masked_logprobs_and_advantages(endpoint_groups):

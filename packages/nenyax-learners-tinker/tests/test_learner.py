@@ -12,7 +12,7 @@ import time
 
 import pytest
 import tinker
-from test_datums import scored
+from support import scored
 from tinker_fake_sdk import BASE_MODEL
 
 from nenyax.core.errors import InfraFailure, UsageError

@@ -6,8 +6,7 @@ import asyncio
 
 import pytest
 import tinker
-from conftest import ENV_URI
-from test_datums import scored
+from support import ENV_URI, scored
 from tinker_fake_sdk import BASE_MODEL, embedded_tokenizer
 
 from nenyax.core import Status, load

@@ -1,16 +1,13 @@
 """One real local Ray instance for the whole suite (starting one takes some 8 s on two busy cores)."""
 
 import os
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from ray_policies import CONTROL  # this folder: on `pythonpath` here, on PYTHONPATH in Ray's workers
 
 HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE))  # `ray_policies`, imported by name here and (through PYTHONPATH) in the workers
-
-from ray_policies import CONTROL  # noqa: E402
 
 
 @pytest.fixture(scope="session")

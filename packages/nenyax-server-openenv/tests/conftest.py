@@ -8,11 +8,9 @@ the real `nenyax serve` command as a subprocess.
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +18,8 @@ import pytest
 from nenyax.core import load
 from nenyax.server.openenv import running
 
-# Deliberately broken gymnasium envs are loaded by import path (gymnasium:serve_test_envs:<Class>).
-sys.path.insert(0, str(Path(__file__).parent))
+# Deliberately broken gymnasium envs are loaded by import path (gymnasium:serve_test_envs:<Class>): this folder is
+# on `pythonpath` (pyproject.toml).
 
 
 class Served:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import importlib.util
 import os
 import random
 import re
@@ -66,14 +67,56 @@ TIER_TABLE_HEAD = "| " + " | ".join(_COLUMNS) + " |\n" + "| --- " * len(_COLUMNS
 _INPUTS = re.compile(r"<!-- (?P<name>[\w-]+):inputs (?P<digest>sha256:[0-9a-f]+) -->")
 
 
+# Core's modules that decide a tier table's score, in every table (their files join each table's own inputs).
+# A row's floor and tier come from scores, and a score flows through these before the adapter's verifier or
+# after it: `answers` reads the answer out of a reply (`extract_answer`) and makes the constant and garbage
+# answers the floor probes play; `qa` is the question session that scores each reply and composes its
+# judgment; `session` is the base session whose step and judge the loop calls; `step_loop` runs the episode
+# and decides which judgment or failure status (policy_error's zero, verifier_error's none) a trajectory
+# keeps; `return_judge` is the return judge that composes a step environment's (Gymnasium's) judgment.
+# Left out on purpose, so that an ordinary core edit does not re-measure whole tables on CI (reasoning-gym's
+# alone takes some 18 minutes): the runner, executors, sinks, run directories and the environment class
+# (they carry trajectories, never change a score), `policies` (hands a probe's action on unchanged),
+# `summary` (its `interval` only words the floor's 95% upper bound in the evidence; the tally beside it
+# changes often), and `contract` (the records that carry a score hold it; they never compute one).
+# Core's checks (`nenyax.core.tiers`) are each table's own input already.
+SCORING_PATH = (
+    "nenyax.core.engine.answers",
+    "nenyax.core.engine.qa",
+    "nenyax.core.engine.session",
+    "nenyax.core.engine.step_loop",
+    "nenyax.core.builtin_plugins.return_judge",
+)
+
+
+def scoring_path() -> list[Path]:
+    """The files of `SCORING_PATH`, as installed; a module that moved fails here, never drops out silently."""
+    files = []
+    for name in SCORING_PATH:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            msg = f"{name} is in the tier tables' scoring path but cannot be found; update SCORING_PATH."
+            raise RuntimeError(msg)
+        files.append(Path(spec.origin))
+    return files
+
+
 def inputs_fingerprint(paths: Iterable[Path], distributions: Iterable[str]) -> str:
     """``sha256:...`` of what a tier table's rows depend on: the Python files under `paths` (their
     relative paths and bytes) and the installed versions of `distributions` (a missing one counts too)."""
+    # Ordered by the names hashed, never by where the files lie: a checkout, an installed wheel or a copy
+    # of the same files gives the same fingerprint.
+    files: dict[str, Path] = {}
+    for root in paths:
+        found = [root] if root.is_file() else (p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+        for file in found:
+            name = file.relative_to(root.parent).as_posix()
+            if files.setdefault(name, file) != file:
+                msg = f"Two inputs of a tier table are named {name} ({files[name]}, {file}): pass their folder."
+                raise RuntimeError(msg)
     digest = hashlib.sha256()
-    for root in sorted(paths):
-        files = [root] if root.is_file() else sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
-        for file in files:
-            digest.update(f"{file.relative_to(root.parent)}\0".encode() + file.read_bytes() + b"\0")
+    for name, file in sorted(files.items()):
+        digest.update(f"{name}\0".encode() + file.read_bytes() + b"\0")
     for name in sorted(distributions):
         try:
             version = importlib.metadata.version(name)
@@ -114,9 +157,10 @@ class TablePlan:
     """Which rows of a README tier table one test run re-measures, and why.
 
     The whole table when anything its rows depend on changed since it was measured (the inputs
-    fingerprint beside it differs), when it is being regenerated, or when ``NENYAX_TIERS=all``;
-    otherwise the anchors plus a sample of the rest, drawn from the commit being tested, so every
-    commit checks other rows and a rerun of one commit checks the same ones.
+    fingerprint beside it differs: `inputs`, core's `SCORING_PATH` and `distributions`' versions), when it
+    is being regenerated, or when ``NENYAX_TIERS=all``; otherwise the anchors plus a sample of the rest,
+    drawn from the commit being tested, so every commit checks other rows and a rerun of one commit checks
+    the same ones.
     """
 
     names: tuple[str, ...]
@@ -142,7 +186,7 @@ class TablePlan:
     ) -> TablePlan:
         """Plan a run over `every` name, re-measuring the whole table only when it must."""
         every, anchors = list(every), [a for a in anchors if a in set(every)]
-        fingerprint = inputs_fingerprint(inputs, distributions)
+        fingerprint = inputs_fingerprint([*scoring_path(), *inputs], distributions)
         recorded = recorded_fingerprint(readme, table)
         if updating():
             why = "regenerating the table (NENYAX_UPDATE_TIERS)"
