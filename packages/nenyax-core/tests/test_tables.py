@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+import nenyax_testsupport.tables as tables
+from nenyax.core.builtin_plugins.return_judge import ReturnJudge
 from nenyax.core.engine.answers import extract_answer
-from nenyax.core.engine.judges import ReturnJudge
 from nenyax.core.engine.qa import QuestionSession
 from nenyax.core.engine.session import Session
 from nenyax.core.engine.step_loop import run_step_episode
-from nenyax.testing import tables
 from nenyax_testsupport.tables import TablePlan
 
 ROWS = [f"row{i}" for i in range(30)]
