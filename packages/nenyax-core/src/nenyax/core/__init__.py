@@ -61,7 +61,12 @@ _EXPORTS: dict[str, str] = {
         ),
         "nenyax.core.contract.events",
     ),
-    "ChatRequest": "nenyax.core.contract.chat",
+    **dict.fromkeys(("ChatRequest", "Delta", "SAMPLING_KEYS", "TextRequest"), "nenyax.core.contract.chat"),
+    **dict.fromkeys(("ColumnType", "RowSchema"), "nenyax.core.contract.row_schema"),
+    "new_id": "nenyax.core.contract.trajectory",
+    "MAX_SEED": "nenyax.core.contract.uri",
+    "TraceDelivery": "nenyax.core.plugins.tracer",
+    "ReturnJudge": "nenyax.core.builtin_plugins.return_judge",
     **dict.fromkeys(("EnvURI", "parse_uri"), "nenyax.core.contract.uri"),
     # plugins
     **dict.fromkeys(("PluginSpec", "hookimpl"), "nenyax.core.hookspecs"),
@@ -104,9 +109,13 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         (
             "ExecResult",
+            "MAX_OUTPUT_BYTES",
             "Mount",
             "NetworkPolicy",
+            "OutputCallback",
+            "Sandbox",
             "SandboxCapabilities",
+            "SandboxHandle",
             "SandboxImage",
             "SandboxSpec",
             "create_sandbox",
@@ -139,8 +148,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
+    from nenyax.core.builtin_plugins.return_judge import ReturnJudge
     from nenyax.core.contract import serde
-    from nenyax.core.contract.chat import ChatRequest
+    from nenyax.core.contract.chat import SAMPLING_KEYS, ChatRequest, Delta, TextRequest
     from nenyax.core.contract.checking import (
         Check,
         CheckReport,
@@ -161,6 +171,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
         ToolCalled,
     )
     from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
+    from nenyax.core.contract.row_schema import ColumnType, RowSchema
     from nenyax.core.contract.trajectory import (
         Group,
         Judgment,
@@ -172,8 +183,9 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
         Timing,
         ToolCall,
         Trajectory,
+        new_id,
     )
-    from nenyax.core.contract.uri import EnvURI, parse_uri
+    from nenyax.core.contract.uri import MAX_SEED, EnvURI, parse_uri
     from nenyax.core.engine.environment import Environment, RolloutEnvironment, StepEnvironment, TaskEnvironment
     from nenyax.core.engine.evaluation import EvalResult, Evaluation, SettingsDiffer, evaluate
     from nenyax.core.engine.export import ExportResult, export
@@ -219,14 +231,19 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.plugins.judge import JudgeCapabilities
     from nenyax.core.plugins.registry import Registry, default_registry
     from nenyax.core.plugins.sandbox import (
+        MAX_OUTPUT_BYTES,
         ExecResult,
         Mount,
         NetworkPolicy,
+        OutputCallback,
+        Sandbox,
         SandboxCapabilities,
+        SandboxHandle,
         SandboxImage,
         SandboxSpec,
         create_sandbox,
     )
+    from nenyax.core.plugins.tracer import TraceDelivery
     from nenyax.core.tiers.measure import (
         TierCheck,
         TierOutcome,
