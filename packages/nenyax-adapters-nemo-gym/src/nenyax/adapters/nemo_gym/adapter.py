@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import urllib.parse
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -12,17 +11,13 @@ from nenyax.adapters.nemo_gym import launcher, wire
 from nenyax.adapters.nemo_gym import rows as rowlib
 from nenyax.adapters.nemo_gym.environment import NemoGymEnvironment, Settings
 from nenyax.core import BadURIError, Capabilities, EnvURI, Manifest, Mode, Split
+from nenyax.core.toolkit.suggest import did_you_mean
 
 KEYS = ("rows", "dataset", "gold_field", "reference", "max_turns", "tool_errors", "timeout")
 """Query keys of the adapter; ``config.<key>=value`` sets a started server's config."""
 DEFAULT_TIMEOUT = 120.0
 TOOL_MAX_TURNS = 10
 """Actions allowed per episode when the rows offer tools (one answer otherwise)."""
-
-
-def _suggest(word: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6)
-    return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
 def _url(target: str) -> str:
@@ -63,7 +58,7 @@ class NemoGymAdapter:
         config = {k.split(".", 1)[1]: params.pop(k) for k in list(params) if k.startswith("config.")}
         unknown = sorted(k for k in params if k not in KEYS)
         if unknown:
-            msg = f"The nemo_gym adapter has no option {unknown[0]!r}." + _suggest(unknown[0], KEYS)
+            msg = f"The nemo_gym adapter has no option {unknown[0]!r}." + did_you_mean(unknown[0], KEYS)
             raise BadURIError(msg)
         if uri.target.startswith(("http://", "https://")):
             if config or "dataset" in params:
@@ -93,7 +88,7 @@ class NemoGymAdapter:
                 if dataset not in process.datasets:
                     msg = (
                         f"The server {uri.target!r} has no dataset {dataset!r} here; it has "
-                        f"{', '.join(sorted(process.datasets))}." + _suggest(dataset, process.datasets)
+                        f"{', '.join(sorted(process.datasets))}." + did_you_mean(dataset, process.datasets)
                     )
                     raise BadURIError(msg)
                 rows_path = Path(process.datasets[dataset])

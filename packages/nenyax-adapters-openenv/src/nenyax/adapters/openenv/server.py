@@ -19,7 +19,7 @@ import aiohttp
 import attrs
 import orjson
 
-from nenyax.adapters.openenv._loop import run_sync
+from nenyax.core.toolkit.loops import run_sync
 from nenyax.adapters.openenv.schema import ActionSchema
 from nenyax.adapters.openenv.tasks import ServedTask, TaskCatalog, discover
 from nenyax.adapters.openenv.wire import CAPACITY_REACHED, Channel, Reply, ServerError, get_json, observation_reply

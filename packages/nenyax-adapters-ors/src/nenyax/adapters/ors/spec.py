@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
 
 from nenyax.core import BadURIError, EnvURI
+from nenyax.core.toolkit.suggest import did_you_mean
 
 DEFAULT_MAX_TURNS = 50
 """Tool calls per episode when the URI names no bound (ORS has no step limit of its own)."""
@@ -32,17 +31,6 @@ class OrsSpec:
     answer_key: str | None
     answer_tool: str | None
     terminal_tool: str | None
-
-
-def suggest(word: str, choices: Iterable[str], what: str) -> str:
-    """A sentence suffix naming the closest of `choices` to `word`, else listing them."""
-    pool = sorted(set(choices))
-    close = difflib.get_close_matches(word, pool, n=3, cutoff=0.6)
-    if close:
-        return f" Did you mean {' or '.join(repr(c) for c in close)}?"
-    if not pool:
-        return f" It has no {what}s."
-    return f" Its {what}s: {', '.join(pool[:12])}{', ...' if len(pool) > 12 else ''}."
 
 
 def _text_option(uri: EnvURI, params: dict[str, Any], key: str) -> str | None:
@@ -83,7 +71,7 @@ def parse_spec(uri: EnvURI) -> OrsSpec:
     )
     if params:
         key = sorted(params)[0]
-        msg = f"The ors adapter has no option {key!r}." + suggest(key, OPTIONS, "option")
+        msg = f"The ors adapter has no option {key!r}." + did_you_mean(key, OPTIONS, "option")
         raise BadURIError(msg)
     return spec
 
