@@ -11,10 +11,10 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from nenyax.adapters.openenv import codec
-from nenyax.core.toolkit.loops import LoopThread
 from nenyax.adapters.openenv.server import ServerInfo, fetch, reset_frame
 from nenyax.adapters.openenv.session import OpenEnvSession, check_seed
 from nenyax.core import BadURIError, Capabilities, Manifest, Mode, Split, StepEnvironment
+from nenyax.core.toolkit.loops import LoopThread
 
 if TYPE_CHECKING:
     from nenyax.adapters.openenv.adapter import ServerSpec

@@ -19,11 +19,11 @@ import aiohttp
 import attrs
 import orjson
 
-from nenyax.core.toolkit.loops import run_sync
 from nenyax.adapters.openenv.schema import ActionSchema
 from nenyax.adapters.openenv.tasks import ServedTask, TaskCatalog, discover
 from nenyax.adapters.openenv.wire import CAPACITY_REACHED, Channel, Reply, ServerError, get_json, observation_reply
 from nenyax.core import BadURIError, EnvironmentFailure, InfraFailure
+from nenyax.core.toolkit.loops import run_sync
 
 if TYPE_CHECKING:
     from nenyax.adapters.openenv.adapter import ServerSpec

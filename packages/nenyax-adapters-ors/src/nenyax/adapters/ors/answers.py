@@ -89,7 +89,9 @@ def _key(spec: OrsSpec, tasks: Sequence[Any] | None) -> tuple[str | None, str]:
         missing = sum(spec.answer_key not in t for t in specs)
         if missing:
             fields = sorted({k for t in specs for k in t})
-            msg = f"{missing} task(s) lack the field {spec.answer_key!r}." + did_you_mean(spec.answer_key, fields, "field")
+            msg = f"{missing} task(s) lack the field {spec.answer_key!r}." + did_you_mean(
+                spec.answer_key, fields, "field"
+            )
             raise BadURIError(msg)
         return spec.answer_key, ""
     for key in ANSWER_KEYS:
