@@ -34,12 +34,21 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from nenyax.core.contract.failures import describe
-from nenyax.core.contract.trajectory import Status, Timing, Trajectory
-from nenyax.core.engine.executors import Job, Plan, TrajectoryFinished, publish_played_elsewhere
-from nenyax.core.engine.policies import CallablePolicy
-from nenyax.core.engine.process_pool import default_workers
-from nenyax.core.engine.travel import PolicyTicket, environment_spec, policy_ticket
-from nenyax.core.errors import NenyaxError, UsageError, WorkerLostError, plural
+from nenyax.core.contract.trajectory import Trajectory
+from nenyax.core.errors import NenyaxError, UsageError
+from nenyax.core.toolkit.dealer import (
+    CallablePolicy,
+    Job,
+    Plan,
+    PolicyTicket,
+    TrajectoryFinished,
+    default_workers,
+    environment_spec,
+    hand_over,
+    lost_trajectory,
+    policy_ticket,
+    workers_lost,
+)
 from nenyax.ray.worker import Player
 
 if TYPE_CHECKING:
@@ -347,8 +356,7 @@ class _Run:
     def _hand_over(self, index: int, trajectory: Trajectory) -> None:
         """The one place a trajectory (played, or lost with its actor) is handed to the caller."""
         try:
-            publish_played_elsewhere(self.plan.observers, trajectory)  # the sink writes it here
-            self.on_trajectory(index, trajectory)
+            hand_over(self.plan, self.on_trajectory, index, trajectory)
         except BaseException as exc:  # noqa: BLE001 - the sink failed (a full disk): the run stops, as in-process
             self._fail(exc)
 
@@ -402,23 +410,10 @@ class _Run:
 
     def _lost(self, call: _Call, what: str) -> Trajectory:
         assert call.job is not None
-        env = self.plan.env
         actor = call.actor
         where = f" (pid {actor.pid} on {actor.host})" if actor is not None and actor.pid is not None else ""
-        return Trajectory(
-            env_uri=env.uri,
-            manifest_digest=env.digest,
-            mode=env.manifest.mode,
-            task_id=call.job.task,
-            seed=None,
-            policy=self.plan.policy.info,
-            status=Status.INFRA_ERROR,
-            judgment=None,
-            timing=Timing(started=call.dealt or time.time(), ended=time.time()),
-            error=f"The Ray worker playing this episode{where} {what}; it was not replayed again.",
-            group_id=call.job.group_id,
-            sample=call.job.sample,
-        )
+        error = f"The Ray worker playing this episode{where} {what}; it was not replayed again."
+        return lost_trajectory(self.plan, call.job, started=call.dealt or time.time(), error=error)
 
     async def _interrupt(self) -> None:
         """Ctrl-C: every actor cancels its episodes and hands them back, or is killed after a grace period."""
@@ -450,13 +445,8 @@ class _Run:
         self.pending.clear()
 
     def _raise_lost(self) -> None:
-        unplayed = len(self.todo)
-        msg = (
-            f"{self.died} Ray {plural('worker') if self.died != 1 else 'worker'} died during the run "
-            f"({self.replays} episode(s) replayed elsewhere, {self.gave_up} recorded as infra_error), and "
-            f"{unplayed} episode(s) were not played (run them again, e.g. `nenyax eval --resume`)."
-        )
-        raise WorkerLostError(msg)
+        detail = f"({self.replays} episode(s) replayed elsewhere, {self.gave_up} recorded as infra_error)"
+        raise workers_lost("Ray worker", self.died, detail, len(self.todo))
 
 
 def _first_line(exc: BaseException) -> str:

@@ -21,16 +21,18 @@ Backends are named by import strings (`BACKENDS`), so one shipped in another dis
 from __future__ import annotations
 
 import importlib
+import os
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import attrs
 
 from nenyax.core.contract.events import NO_OBSERVERS, EpisodeEnded, EpisodeStarted, Observers
-from nenyax.core.errors import UsageError, did_you_mean
+from nenyax.core.contract.trajectory import Status, Timing, Trajectory
+from nenyax.core.errors import UsageError, WorkerLostError, did_you_mean, plural
 
 if TYPE_CHECKING:
-    from nenyax.core.contract.trajectory import Trajectory
     from nenyax.core.engine.environment import Environment
     from nenyax.core.engine.policies import Policy
 
@@ -43,7 +45,7 @@ class Job(NamedTuple):
     sample: int
 
 
-TrajectoryFinished = Callable[[int, "Trajectory"], None]
+TrajectoryFinished = Callable[[int, Trajectory], None]
 """``on_trajectory(index, trajectory)``: the one callback an executor hands every trajectory to.
 
 `index` is the job's position in `Plan.jobs`. It is called in the process and on the event loop that
@@ -95,6 +97,58 @@ def publish_played_elsewhere(observers: Observers, trajectory: Trajectory) -> No
         observers.publish(observers.episode_started, event)
     if observers.episode_ended:
         observers.publish(observers.episode_ended, EpisodeEnded(trajectory=trajectory), stop_on_essential=True)
+
+
+def default_workers() -> int:
+    """One worker per CPU this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def hand_over(plan: Plan, on_trajectory: TrajectoryFinished, index: int, trajectory: Trajectory) -> None:
+    """The one place a dealer hands over a trajectory that came back (or was lost) from elsewhere.
+
+    Its events are published here first (the sink writes it), then `on_trajectory` gets it; an essential
+    observer's failure (a full disk) is raised, and the dealer stops the run, as in-process.
+    """
+    publish_played_elsewhere(plan.observers, trajectory)
+    on_trajectory(index, trajectory)
+
+
+def lost_trajectory(plan: Plan, job: Job, *, started: float, error: str) -> Trajectory:
+    """The ``infra_error`` trajectory of `job`, lost with the worker playing it since `started`.
+
+    `error` is the sentence a reader sees: which worker, what happened to it, whether it was replayed.
+    """
+    env = plan.env
+    return Trajectory(
+        env_uri=env.uri,
+        manifest_digest=env.digest,
+        mode=env.manifest.mode,
+        task_id=job.task,
+        seed=None,
+        policy=plan.policy.info,
+        status=Status.INFRA_ERROR,
+        judgment=None,
+        timing=Timing(started=started, ended=time.time()),
+        error=error,
+        group_id=job.group_id,
+        sample=job.sample,
+    )
+
+
+def workers_lost(what: str, died: int, detail: str, unplayed: int) -> WorkerLostError:
+    """The one `WorkerLostError` sentence ending a run whose `died` workers (`what`: their noun) took episodes.
+
+    `detail` says what became of the episodes under way there (in parentheses, or after a semicolon).
+    """
+    noun = plural(what) if died != 1 else what
+    return WorkerLostError(
+        f"{died} {noun} died during the run {detail}, and {unplayed} episode(s) were not played "
+        "(run them again, e.g. `nenyax eval --resume`)."
+    )
 
 
 class Executor(Protocol):

@@ -22,7 +22,6 @@ import asyncio
 import collections
 import contextlib
 import multiprocessing
-import os
 import pickle
 import signal
 import time
@@ -33,26 +32,26 @@ import attrs
 
 from nenyax.core.contract.failures import describe
 from nenyax.core.contract.manifest import Mode
-from nenyax.core.contract.trajectory import Status, Timing, Trajectory
-from nenyax.core.engine.executors import Job, Plan, TrajectoryFinished, publish_played_elsewhere
+from nenyax.core.contract.trajectory import Trajectory
+from nenyax.core.engine.executors import (
+    Job,
+    Plan,
+    TrajectoryFinished,
+    default_workers,
+    hand_over,
+    lost_trajectory,
+    workers_lost,
+)
 from nenyax.core.engine.loader import EnvironmentSpec
 from nenyax.core.engine.runner import run_episode
 from nenyax.core.engine.travel import PolicyTicket, environment_spec, policy_ticket
-from nenyax.core.errors import CannotTravelError, NenyaxError, WorkerLostError, plural
+from nenyax.core.errors import CannotTravelError, NenyaxError
 from nenyax.core.models.proxy import RecordingProxy
 
 STOP_GRACE_S = 10.0
 """Seconds Ctrl-C waits for the workers to hand over their interrupted episodes before killing them."""
 
 _CONTEXT = multiprocessing.get_context("spawn")
-
-
-def default_workers() -> int:
-    """One worker per CPU this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 class ProcessPool:
@@ -201,8 +200,7 @@ class _Run:
 
     def _trajectory_finished(self, index: int, trajectory: Trajectory) -> None:
         """The one place a trajectory from a worker (or lost with one) is handed to the caller."""
-        publish_played_elsewhere(self.plan.observers, trajectory)  # the sink writes it here
-        self.on_trajectory(index, trajectory)
+        hand_over(self.plan, self.on_trajectory, index, trajectory)
 
     def _ended(self, worker: _Worker) -> None:
         """The worker's pipe closed: it exited, by itself or not."""
@@ -224,22 +222,9 @@ class _Run:
             self.all_ended.set_result(None)
 
     def _lost(self, job: Job, dealt: float, code: int | None) -> Trajectory:
-        env = self.plan.env
         how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-        return Trajectory(
-            env_uri=env.uri,
-            manifest_digest=env.digest,
-            mode=env.manifest.mode,
-            task_id=job.task,
-            seed=None,
-            policy=self.plan.policy.info,
-            status=Status.INFRA_ERROR,
-            judgment=None,
-            timing=Timing(started=dealt, ended=time.time()),
-            error=f"The worker process playing this episode {how} before the episode ended; it was not replayed.",
-            group_id=job.group_id,
-            sample=job.sample,
-        )
+        error = f"The worker process playing this episode {how} before the episode ended; it was not replayed."
+        return lost_trajectory(self.plan, job, started=dealt, error=error)
 
     def _stop_all(self) -> None:
         for worker in self.workers:
@@ -277,12 +262,8 @@ class _Run:
         died = len(self.dead)
         codes = ", ".join(str(code) for _, code, _ in self.dead) or "unknown"
         lost = sum(n for _, _, n in self.dead)
-        msg = (
-            f"{died} worker {plural('process') if died != 1 else 'process'} died during the run (exit code {codes}); "
-            f"the {lost} episode(s) under way there are recorded as infra_error, and {unplayed} episode(s) "
-            "were not played (run them again, e.g. `nenyax eval --resume`)."
-        )
-        raise WorkerLostError(msg)
+        detail = f"(exit code {codes}; the {lost} episode(s) under way there are recorded as infra_error)"
+        raise workers_lost("worker process", died, detail, unplayed)
 
 
 # ---------------------------------------------------------------- the worker's side

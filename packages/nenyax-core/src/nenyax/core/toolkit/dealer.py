@@ -1,0 +1,40 @@
+"""The executor dealer's parts: what a backend that plays episodes elsewhere (processes, Ray) shares.
+
+A dealer refuses what cannot travel before anything starts (`environment_spec`, `policy_ticket`),
+deals `Plan.jobs` to its workers, hands every trajectory that comes back over in this process
+(`hand_over`: the sink writes it, then the caller's callback), records an episode lost with its
+worker as the one ``infra_error`` trajectory (`lost_trajectory`), and ends a run that cannot go on
+with one `WorkerLostError` sentence (`workers_lost`). The contract is `Executor.play`'s docstring.
+"""
+
+from __future__ import annotations
+
+from nenyax.core.engine.executors import (
+    Executor,
+    Job,
+    Plan,
+    TrajectoryFinished,
+    default_workers,
+    hand_over,
+    lost_trajectory,
+    publish_played_elsewhere,
+    workers_lost,
+)
+from nenyax.core.engine.policies import CallablePolicy
+from nenyax.core.engine.travel import PolicyTicket, environment_spec, policy_ticket
+
+__all__ = [
+    "CallablePolicy",
+    "Executor",
+    "Job",
+    "Plan",
+    "PolicyTicket",
+    "TrajectoryFinished",
+    "default_workers",
+    "environment_spec",
+    "hand_over",
+    "lost_trajectory",
+    "policy_ticket",
+    "publish_played_elsewhere",
+    "workers_lost",
+]

@@ -1,0 +1,128 @@
+"""The authoring toolkit (`nenyax.core.toolkit`): the helpers plugins share instead of copying."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from nenyax.core.errors import PolicyFailure
+from nenyax.core.toolkit import codec, sandbox, suggest
+from nenyax.core.toolkit.loops import LoopThread, run_sync
+
+
+async def _loop_id() -> int:
+    await asyncio.sleep(0)
+    return id(asyncio.get_running_loop())
+
+
+def test_run_sync_works_inside_a_running_loop():
+    async def inside() -> int:
+        return run_sync(_answer())
+
+    async def _answer() -> int:
+        return 42
+
+    assert run_sync(_answer()) == 42
+    assert asyncio.run(inside()) == 42  # as in a Jupyter cell: no deadlock, no "loop already running"
+
+
+def test_a_loop_thread_runs_every_call_on_one_loop_and_stops():
+    runner = LoopThread("nenyax-test-loop")
+    first, second = runner.run(_loop_id()), runner.run(_loop_id())
+    assert first == second
+    assert "nenyax-test-loop" in {t.name for t in threading.enumerate()}
+    cleaned = []
+
+    async def cleanup() -> None:
+        cleaned.append(True)
+
+    runner.close(cleanup())
+    assert cleaned == [True]
+    assert "nenyax-test-loop" not in {t.name for t in threading.enumerate()}
+    runner.close()  # twice is safe
+
+
+def test_a_loop_thread_stops_even_when_its_cleanup_raises():
+    runner = LoopThread("nenyax-test-raising")
+    runner.run(_loop_id())
+
+    async def broken() -> None:
+        raise OSError("gone")
+
+    with pytest.raises(OSError, match="gone"):
+        runner.close(broken())
+    assert "nenyax-test-raising" not in {t.name for t in threading.enumerate()}
+
+
+def test_did_you_mean_without_a_noun_names_only_a_close_match():
+    assert suggest.did_you_mean("rowz", ["rows", "dataset"]) == " Did you mean 'rows'?"
+    assert suggest.did_you_mean("zzzz", ["rows", "dataset"]) == ""
+    assert suggest.did_you_mean("zzzz", ["rows"], "option") == " Known options: rows."
+
+
+@pytest.mark.parametrize(
+    ("reply", "objects", "expected"),
+    [
+        ("I go left. <action>1</action> no, <ACTION>```json\n2\n```</ACTION>", False, (["2"], True)),
+        ("thinking\n3", False, (["thinking\n3", "3"], False)),
+        ('the move {"x": 1}\nok', True, (['the move {"x": 1}\nok', '{"x": 1}', "ok"], False)),
+        ('the move {"x": 1}\nok', False, (['the move {"x": 1}\nok', "ok"], False)),
+    ],
+)
+def test_the_codec_finds_where_a_reply_wrote_its_action(reply, objects, expected):
+    assert codec.candidates(reply, objects=objects) == expected
+
+
+def test_the_codec_quotes_a_reply_on_one_clipped_line_and_refuses_what_is_not_text():
+    assert codec.clip("a\n  b") == "'a b'"
+    assert codec.clip("x" * 100) == repr("x" * 57 + "...")
+    with pytest.raises(PolicyFailure, match="Expected the model's reply as text, got int"):
+        codec.reply_text(3)
+
+
+def test_pack_and_unpack_copy_a_folder_owned_by_root(tmp_path):
+    source = tmp_path / "src"
+    (source / "inner").mkdir(parents=True)
+    (source / "inner" / "a.txt").write_text("hello")
+    data = sandbox.pack(source, "copied")
+    import io
+    import tarfile
+
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        members = archive.getmembers()
+    assert {m.name for m in members} == {"copied", "copied/inner", "copied/inner/a.txt"}
+    assert {(m.uid, m.gid, m.uname) for m in members} == {(0, 0, "root")}
+    target = tmp_path / "out" / "here"
+    assert sandbox.unpack(data, "copied", target)
+    assert (target / "inner" / "a.txt").read_text() == "hello"
+    assert not sandbox.unpack(data, "missing", tmp_path / "none")
+    assert not (tmp_path / "none").exists()
+
+
+def test_own_cgroups_reads_v1_and_v2_lines(tmp_path):
+    table = tmp_path / "cgroup"
+    table.write_text("12:memory:/harness/job\n3:cpu,cpuacct:/c\n0::/unified\n")
+    assert sandbox.own_cgroups(table) == {"memory": "/harness/job", "cpu": "/c", "cpuacct": "/c", "": "/unified"}
+    assert sandbox.own_cgroups(tmp_path / "absent") == {}
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+def test_carrying_finds_and_kills_what_holds_the_marker():
+    marker = f"NENYAX_TOOLKIT_TEST={os.getpid()}"
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"],
+        env={**os.environ, "NENYAX_TOOLKIT_TEST": str(os.getpid())},
+    )
+    try:
+        assert child.pid in sandbox.carrying(marker.encode())
+        sandbox.kill_carrying(marker.encode())
+        assert child.wait(timeout=10) == -9
+        assert sandbox.carrying(marker.encode()) == []
+    finally:
+        child.kill()
