@@ -6,7 +6,6 @@ import random
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-from nenyax.adapters.datasets.gold import SHOWN_BAD_ROWS, BadRow, BadValue, as_text, read_golds, read_questions
 from nenyax.adapters.datasets.loading import (
     ANSWER_COLUMNS,
     PROMPT_COLUMNS,
@@ -14,13 +13,14 @@ from nenyax.adapters.datasets.loading import (
     load_table,
     pick_column,
 )
+from nenyax.adapters.datasets.reference import SHOWN_BAD_ROWS, BadRow, BadValue, as_text, read_golds, read_questions
 from nenyax.core.contract.manifest import Manifest, Mode, Split
 from nenyax.core.engine.environment import StepEnvironment
 from nenyax.core.errors import BadURIError
 from nenyax.core.toolkit.qa import ANSWER_RULES, QuestionSession, question_capabilities
 
 if TYPE_CHECKING:
-    from nenyax.adapters.datasets.spec import DatasetSpec
+    from nenyax.adapters.datasets.options import DatasetSpec
 
 
 class DatasetEnvironment(StepEnvironment):

@@ -8,7 +8,7 @@ from typing import Any
 
 import gymnasium as gym
 from nenyax.adapters.gymnasium.environment import GymEnvironment
-from nenyax.adapters.gymnasium.spec import ids_of_module, import_module, make, parse_spec
+from nenyax.adapters.gymnasium.options import ids_of_module, import_module, make, parse_spec
 from nenyax.core import AdapterCapabilities, Listing
 from nenyax.core.contract.uri import EnvURI
 from nenyax.core.errors import BadURIError

@@ -48,7 +48,7 @@ class HarborAdapter:
         except ImportError as exc:
             raise UsageError("Loading harbor tasks needs harbor (Python >= 3.12): pip install harbor.") from exc
         from nenyax.adapters.harbor.environment import HarborEnvironment
-        from nenyax.adapters.harbor.spec import parse_spec
+        from nenyax.adapters.harbor.options import parse_spec
         from nenyax.adapters.harbor.tasks import find_tasks
         from nenyax.core import default_registry
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from nenyax.adapters.harbor.backend import HANDOFFS
-from nenyax.adapters.harbor.results import judge
-from nenyax.adapters.harbor.spec import HarborSpec
+from nenyax.adapters.harbor.judgment import judge
+from nenyax.adapters.harbor.options import HarborSpec
 from nenyax.adapters.harbor.tasks import HarborTask
 from nenyax.core import (
     BadURIError,

@@ -24,8 +24,8 @@ class HudAdapter:
         """Import what the URI names, collect its task rows, and wrap them."""
         from nenyax.adapters.hud.environment import HudEnvironment
         from nenyax.adapters.hud.library import installed
+        from nenyax.adapters.hud.options import parse_spec
         from nenyax.adapters.hud.resolve import resolve
-        from nenyax.adapters.hud.spec import parse_spec
 
         spec = parse_spec(uri)
         version = installed()

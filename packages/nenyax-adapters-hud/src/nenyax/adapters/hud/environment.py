@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 from nenyax.adapters.hud.judgment import result
+from nenyax.adapters.hud.options import HudSpec
 from nenyax.adapters.hud.resolve import Resolved
-from nenyax.adapters.hud.spec import HudSpec
 from nenyax.core import (
     BadURIError,
     Capabilities,

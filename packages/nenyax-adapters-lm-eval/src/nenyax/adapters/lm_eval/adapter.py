@@ -20,7 +20,7 @@ class LmEvalAdapter:
     def load(self, uri: EnvURI, context: Any = None) -> Any:
         """Parse the URI, build the task with lm-eval, and wrap it."""
         from nenyax.adapters.lm_eval.library import installed
-        from nenyax.adapters.lm_eval.spec import parse_spec
+        from nenyax.adapters.lm_eval.options import parse_spec
 
         spec = parse_spec(uri)
         version = installed()

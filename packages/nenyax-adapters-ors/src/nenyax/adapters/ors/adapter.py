@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nenyax.adapters.ors.spec import QUICKSTART, parse_spec
+from nenyax.adapters.ors.options import QUICKSTART, parse_spec
 from nenyax.core import EnvURI
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from nenyax.adapters.ors.spec import OrsSpec
+from nenyax.adapters.ors.options import OrsSpec
 from nenyax.adapters.ors.wire import Client, Refused, new_http
 from nenyax.core import BadURIError, EnvironmentFailure
 from nenyax.core.toolkit.loops import run_sync

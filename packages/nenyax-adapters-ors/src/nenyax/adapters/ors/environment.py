@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nenyax.adapters.ors.answers import Answers, find_answers, string_argument
+from nenyax.adapters.ors.reference import Answers, find_answers, string_argument
 from nenyax.adapters.ors.wire import Connections
 from nenyax.core import BadURIError, Capabilities, Manifest, Mode, Split, StepEnvironment
 from nenyax.core.toolkit.loops import run_sync
@@ -16,8 +16,8 @@ from nenyax.core.toolkit.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from nenyax.adapters.ors.discovery import ServerInfo
+    from nenyax.adapters.ors.options import OrsSpec
     from nenyax.adapters.ors.session import OrsSession
-    from nenyax.adapters.ors.spec import OrsSpec
 
 
 def tasks_digest(tasks: tuple[Any, ...] | None, count: int) -> str:

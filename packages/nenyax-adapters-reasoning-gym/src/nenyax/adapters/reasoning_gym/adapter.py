@@ -6,7 +6,7 @@ import inspect
 from typing import Any
 
 from nenyax.adapters.reasoning_gym.environment import ReasoningGymEnvironment
-from nenyax.adapters.reasoning_gym.spec import parse_spec
+from nenyax.adapters.reasoning_gym.options import parse_spec
 from nenyax.core import AdapterCapabilities, Listing
 from nenyax.core.contract.uri import EnvURI
 from reasoning_gym.factory import DATASETS

@@ -10,7 +10,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 import reasoning_gym
-from nenyax.adapters.reasoning_gym.answers import reference_answer
+from nenyax.adapters.reasoning_gym.reference import reference_answer
 from nenyax.core.contract.manifest import Manifest, Mode, Split
 from nenyax.core.contract.trajectory import Judgment
 from nenyax.core.contract.uri import MAX_SEED
@@ -22,7 +22,7 @@ from reasoning_gym.composite import DatasetSpec as RGSpec
 from reasoning_gym.utils import SYSTEM_PROMPTS
 
 if TYPE_CHECKING:
-    from nenyax.adapters.reasoning_gym.spec import DatasetSpec
+    from nenyax.adapters.reasoning_gym.options import DatasetSpec
 
 # Puzzles with many valid answers and no example one in the metadata: only a solver could answer.
 NO_REFERENCE = frozenset({"boxnet", "rush_hour"})

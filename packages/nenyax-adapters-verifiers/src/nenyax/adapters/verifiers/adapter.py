@@ -20,8 +20,8 @@ class VerifiersAdapter:
     def load(self, uri: EnvURI, context: Any = None) -> Any:
         """Import what the URI names, tell the API from the object, and wrap it."""
         from nenyax.adapters.verifiers.library import installed
+        from nenyax.adapters.verifiers.options import parse_spec
         from nenyax.adapters.verifiers.resolve import resolve
-        from nenyax.adapters.verifiers.spec import parse_spec
 
         spec = parse_spec(uri)
         library = installed()

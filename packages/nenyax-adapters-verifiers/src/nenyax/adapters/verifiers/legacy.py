@@ -12,10 +12,10 @@ import os
 from copy import deepcopy
 from typing import Any
 
-from nenyax.adapters.verifiers.answers import fill, legacy_reply
 from nenyax.adapters.verifiers.library import Library
+from nenyax.adapters.verifiers.options import VerifiersSpec
 from nenyax.adapters.verifiers.records import KEY_VAR, digest_rows, error_text, jsonable, messages, numbers
-from nenyax.adapters.verifiers.spec import VerifiersSpec
+from nenyax.adapters.verifiers.reference import fill, legacy_reply
 from nenyax.core import (
     BadURIError,
     Capabilities,

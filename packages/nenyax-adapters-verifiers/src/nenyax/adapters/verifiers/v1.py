@@ -14,11 +14,11 @@ import itertools
 import os
 from typing import Any
 
-from nenyax.adapters.verifiers.answers import DEFAULT_V1, fill
 from nenyax.adapters.verifiers.library import Library
+from nenyax.adapters.verifiers.options import VerifiersSpec
 from nenyax.adapters.verifiers.records import KEY_VAR, digest_rows, error_text, jsonable, messages, numbers
+from nenyax.adapters.verifiers.reference import DEFAULT_V1, fill
 from nenyax.adapters.verifiers.resolve import Resolved
-from nenyax.adapters.verifiers.spec import VerifiersSpec
 from nenyax.core import (
     BadURIError,
     Capabilities,

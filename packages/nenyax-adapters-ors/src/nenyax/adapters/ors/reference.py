@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from nenyax.adapters.ors.discovery import ServerInfo
-from nenyax.adapters.ors.spec import OrsSpec
+from nenyax.adapters.ors.options import OrsSpec
 from nenyax.core import BadURIError
 from nenyax.core.toolkit.suggest import did_you_mean
 
