@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import subprocess
 import sys
+import tarfile
 import threading
 from pathlib import Path
 
 import pytest
 
-from nenyax.core.errors import PolicyFailure
-from nenyax.core.toolkit import codec, sandbox, suggest
+from nenyax.core.contract.uri import parse_uri
+from nenyax.core.errors import BadURIError, PolicyFailure
+from nenyax.core.toolkit import codec, options, sandbox, suggest
 from nenyax.core.toolkit.loops import LoopThread, run_sync
 
 
@@ -91,9 +94,6 @@ def test_pack_and_unpack_copy_a_folder_owned_by_root(tmp_path):
     (source / "inner").mkdir(parents=True)
     (source / "inner" / "a.txt").write_text("hello")
     data = sandbox.pack(source, "copied")
-    import io
-    import tarfile
-
     with tarfile.open(fileobj=io.BytesIO(data)) as archive:
         members = archive.getmembers()
     assert {m.name for m in members} == {"copied", "copied/inner", "copied/inner/a.txt"}
@@ -126,3 +126,72 @@ def test_carrying_finds_and_kills_what_holds_the_marker():
         assert sandbox.carrying(marker.encode()) == []
     finally:
         child.kill()
+
+
+def _options() -> options.Options:
+    return options.Options(
+        "acme",
+        options.Option("max_turns", int, default=10, minimum=1, help="Actions per episode."),
+        options.Option("seed", int, default=0, minimum=0, maximum=2**63 - 1),
+        options.Option("timeout", float, default=60.0, positive=True),
+        options.Option("mode", str, default="fail", choices=("fail", "noop")),
+        options.Option("split", str),
+        options.Option("seeded", bool),
+        options.Option("extra", dict, default={}),
+        prefixes=("judge",),
+    )
+
+
+def test_options_read_every_declared_key_with_its_default_and_what_the_uri_sets():
+    read = _options().read(parse_uri("acme:x?max_turns=3&split=2021&timeout=2&judge.tolerance=0.1&seeded=true"))
+    assert dict(read) == {
+        "max_turns": 3,
+        "seed": 0,
+        "timeout": 2.0,
+        "mode": "fail",
+        "split": "2021",  # a number where a name is asked for is its text
+        "seeded": True,
+        "extra": {},
+    }
+    assert isinstance(read["timeout"], float)
+    assert read.given == {"max_turns", "split", "timeout", "seeded"}
+    assert read.prefixed == {"judge": {"tolerance": 0.1}}
+    first, second = _options().read(parse_uri("acme:x")), _options().read(parse_uri("acme:x"))
+    first["extra"]["k"] = 1
+    assert second["extra"] == {}  # a mutable default is never shared between reads
+
+
+@pytest.mark.parametrize(
+    ("query", "sentence"),
+    [
+        ("max_turn=3", "The acme adapter has no option 'max_turn'. Did you mean 'max_turns'?"),
+        ("max_turns=0", "max_turns in 'acme:x?max_turns=0' must be an integer of at least 1, got 0."),
+        ("max_turns=true", "max_turns in 'acme:x?max_turns=true' must be an integer of at least 1, got True."),
+        ("seed=-1", "seed in 'acme:x?seed=-1' must be an integer from 0 to 9223372036854775807, got -1."),
+        ("timeout=0", "timeout in 'acme:x?timeout=0' must be a positive number, got 0."),
+        ("timeout=inf", "timeout in 'acme:x?timeout=inf' must be a positive number, got inf."),
+        ("mode=guess", "mode in 'acme:x?mode=guess' must be one of fail, noop, got 'guess'."),
+        ("split=", "split in 'acme:x?split=' must be a non-empty text, got ''."),
+        ("seeded=3", "seeded in 'acme:x?seeded=3' must be true or false, got 3."),
+        ("extra=[1]", "extra in 'acme:x?extra=[1]' must be a JSON object, got [1]."),
+    ],
+)
+def test_a_bad_option_is_one_sentence(query, sentence):
+    with pytest.raises(BadURIError) as caught:
+        _options().read(parse_uri(f"acme:x?{query}"))
+    assert str(caught.value) == sentence
+
+
+def test_options_keep_undeclared_keys_when_asked_and_take_defaults_from_a_config():
+    read = _options().read(parse_uri("acme:x?difficulty=3"), rest=True, defaults={"max_turns": 7})
+    assert read.rest == {"difficulty": 3}
+    assert read["max_turns"] == 7
+    assert _options().read(parse_uri("acme:x?max_turns=2"), defaults={"max_turns": 7})["max_turns"] == 2
+
+
+def test_options_explain_themselves_and_refuse_a_bad_declaration():
+    help_text = _options().help()
+    assert "max_turns (an integer of at least 1; default 10): Actions per episode." in help_text
+    assert "judge.<key>: passed on as <key>" in help_text
+    with pytest.raises(TypeError, match="use one of int, float"):
+        options.Option("when", tuple)

@@ -8,14 +8,24 @@ from typing import Any
 import attrs
 
 from nenyax.core.contract.uri import EnvURI
-from nenyax.core.errors import BadURIError
+from nenyax.core.toolkit.options import Option, Options
 
-ADAPTER_KEYS = ("prompt_column", "answer_column", "id_column", "split", "judge", "tolerance", "system_prompt")
-"""Query keys of the adapter; ``judge.<option>=value`` keys go to the judge's factory."""
 SYSTEM_PROMPT = (
     "Answer the question. Think step by step if it helps, then give only the final answer "
     "inside <answer></answer>, for example <answer>42</answer>."
 )
+OPTIONS = Options(
+    "hf",
+    Option("prompt_column", str, help="The column holding the question (default: found by name)."),
+    Option("answer_column", str, help="The column holding the gold answer (default: found by name)."),
+    Option("id_column", str, help="The column holding each row's task id (default: the row's number)."),
+    Option("split", str, help="The split to read (default: the only one, or train)."),
+    Option("judge", str, default="exact", help="The judge plugin comparing answers (exact, numeric, math...)."),
+    Option("tolerance", float, help="Shorthand for judge.tolerance."),
+    Option("system_prompt", str, default=SYSTEM_PROMPT, help="The first message of every episode."),
+    prefixes=("judge",),
+)
+"""Query keys of the adapter; ``judge.<option>=value`` keys go to the judge's factory."""
 
 
 @attrs.frozen(kw_only=True)
@@ -32,31 +42,19 @@ class DatasetSpec:
     system_prompt: str
 
 
-def _optional_str(params: dict[str, Any], key: str) -> str | None:
-    value = params.pop(key, None)
-    return None if value is None else str(value)
-
-
 def parse_spec(uri: EnvURI) -> DatasetSpec:
     """Validate the query keys of `uri` (the file and its columns are checked when loading)."""
-    params = dict(uri.params)
-    judge_options = {k.split(".", 1)[1]: params.pop(k) for k in list(params) if k.startswith("judge.")}
-    if "tolerance" in params:
-        judge_options["tolerance"] = params.pop("tolerance")
-    spec = DatasetSpec(
+    read = OPTIONS.read(uri)
+    judge_options = dict(read.prefixed["judge"])
+    if read["tolerance"] is not None:
+        judge_options["tolerance"] = read["tolerance"]
+    return DatasetSpec(
         path=Path(uri.target),  # expanded (and checked) when loading
-        prompt_column=_optional_str(params, "prompt_column"),
-        answer_column=_optional_str(params, "answer_column"),
-        id_column=_optional_str(params, "id_column"),
-        split=_optional_str(params, "split"),
-        judge=str(params.pop("judge", "exact")),
+        prompt_column=read["prompt_column"],
+        answer_column=read["answer_column"],
+        id_column=read["id_column"],
+        split=read["split"],
+        judge=read["judge"],
         judge_options=judge_options,
-        system_prompt=str(params.pop("system_prompt", SYSTEM_PROMPT)),
+        system_prompt=read["system_prompt"],
     )
-    if params:
-        from nenyax.core.errors import did_you_mean
-
-        key = sorted(params)[0]
-        msg = f"The hf adapter has no option {key!r}." + did_you_mean(key, ADAPTER_KEYS, "option")
-        raise BadURIError(msg)
-    return spec

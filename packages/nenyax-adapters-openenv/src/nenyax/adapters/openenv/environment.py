@@ -17,7 +17,7 @@ from nenyax.core import BadURIError, Capabilities, Manifest, Mode, Split, StepEn
 from nenyax.core.toolkit.loops import LoopThread
 
 if TYPE_CHECKING:
-    from nenyax.adapters.openenv.adapter import ServerSpec
+    from nenyax.adapters.openenv.options import ServerSpec
 
 TASK_PREFIX = "seed/"
 SEEDS_SPLIT = "seeds"

@@ -26,7 +26,7 @@ from nenyax.core import BadURIError, EnvironmentFailure, InfraFailure
 from nenyax.core.toolkit.loops import run_sync
 
 if TYPE_CHECKING:
-    from nenyax.adapters.openenv.adapter import ServerSpec
+    from nenyax.adapters.openenv.options import ServerSpec
 
 PROBE_SEED = 0
 PROBE_RESETS = 3
