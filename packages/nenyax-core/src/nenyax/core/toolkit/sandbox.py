@@ -3,7 +3,8 @@
 A backend copies files through a tar stream (`pack` one way, `unpack` the other: extracted with
 tarfile's ``data`` filter, so nothing lands outside the destination), finds what a command left running
 by the marker in its environment (`carrying`, `kill_carrying`), and places its control groups under the
-group this process sits in (`own_cgroups`), so a harness that bounds us keeps bounding them.
+group this process sits in (`own_cgroups`), so a harness that bounds us keeps bounding them. A handle
+that runs commands through one `_run` capturing both streams gets the protocol's `exec` from `CapturedExec`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,11 @@ import shutil
 import signal
 import tarfile
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from nenyax.core.plugins.sandbox import MAX_OUTPUT_BYTES, ExecResult, OutputCallback
+from nenyax.core.plugins.sandbox_output import OutputCapture, captured_result
 
 CGROUP_FILE = Path("/proc/self/cgroup")
 
@@ -91,3 +96,38 @@ def own_cgroups(source: Path = CGROUP_FILE) -> dict[str, str]:
         for name in controllers.split(",") if controllers else [""]:
             found[name] = path
     return found
+
+
+class CapturedExec:
+    """`SandboxHandle.exec` for a handle whose `_run` runs a command and captures both of its streams."""
+
+    async def _run(
+        self,
+        command: Sequence[str] | str,
+        *,
+        cwd: str | None,
+        env: Mapping[str, str] | None,
+        timeout: float | None,
+        user: str | int | None,
+        on_output: OutputCallback | None,
+        max_output: int,
+    ) -> tuple[int, OutputCapture, OutputCapture, bool, float]:
+        """(exit code, stdout, stderr, whether it timed out, seconds it took)."""
+        raise NotImplementedError
+
+    async def exec(
+        self,
+        command: Sequence[str] | str,
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        user: str | int | None = None,
+        on_output: OutputCallback | None = None,
+        max_output: int = MAX_OUTPUT_BYTES,
+    ) -> ExecResult:
+        """Run `command` inside (see `nenyax.core.plugins.sandbox.SandboxHandle.exec`)."""
+        code, out, err, timed_out, took = await self._run(
+            command, cwd=cwd, env=env, timeout=timeout, user=user, on_output=on_output, max_output=max_output
+        )
+        return captured_result(code, out, err, timed_out=timed_out, duration=took)

@@ -28,13 +28,12 @@ from nenyax.core.errors import InfraFailure
 from nenyax.core.plugins.proxy_link import ProxyLink
 from nenyax.core.plugins.sandbox import (
     MAX_OUTPUT_BYTES,
-    ExecResult,
     NetworkPolicy,
     OutputCallback,
     SandboxImage,
 )
-from nenyax.core.plugins.sandbox_output import OutputCapture, captured_result
-from nenyax.core.toolkit.sandbox import carrying, pack, unpack
+from nenyax.core.plugins.sandbox_output import OutputCapture
+from nenyax.core.toolkit.sandbox import CapturedExec, kill_carrying, pack, unpack
 from nenyax.sandboxes.bwrap.cgroups import Group
 
 if TYPE_CHECKING:
@@ -53,7 +52,7 @@ async def _drain(stream: asyncio.StreamReader, capture: OutputCapture) -> None:
     capture.flush()
 
 
-class BwrapHandle:
+class BwrapHandle(CapturedExec):
     """A started sandbox (see the module docstring); an async context manager that stops it on exit."""
 
     def __init__(self, backend: BwrapSandbox, image: SandboxImage, proxy: str | None) -> None:
@@ -268,26 +267,7 @@ class BwrapHandle:
             await asyncio.to_thread(group.kill)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        for pid in carrying(f"NENYAX_EXEC={marker}".encode()):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-
-    async def exec(
-        self,
-        command: Sequence[str] | str,
-        *,
-        cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        user: str | int | None = None,
-        on_output: OutputCallback | None = None,
-        max_output: int = MAX_OUTPUT_BYTES,
-    ) -> ExecResult:
-        """Run `command` inside (see `nenyax.core.plugins.sandbox.SandboxHandle.exec`)."""
-        code, out, err, timed_out, took = await self._run(
-            command, cwd=cwd, env=env, timeout=timeout, user=user, on_output=on_output, max_output=max_output
-        )
-        return captured_result(code, out, err, timed_out=timed_out, duration=took)
+        kill_carrying(f"NENYAX_EXEC={marker}".encode(), passes=1)
 
     # ------------------------------------------------------------------ files
 

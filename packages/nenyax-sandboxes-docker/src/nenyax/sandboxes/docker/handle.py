@@ -23,10 +23,9 @@ import docker.errors
 from docker.types import Mount
 from nenyax.core.errors import InfraFailure
 from nenyax.core.plugins.proxy_link import ProxyLink
-from nenyax.core.plugins.sandbox import MAX_OUTPUT_BYTES, ExecResult, NetworkPolicy, OutputCallback, SandboxImage
+from nenyax.core.plugins.sandbox import NetworkPolicy, OutputCallback, SandboxImage
 from nenyax.core.plugins.sandbox_output import OutputCapture as Capture
-from nenyax.core.plugins.sandbox_output import captured_result
-from nenyax.core.toolkit.sandbox import carrying, kill_carrying, pack, unpack
+from nenyax.core.toolkit.sandbox import CapturedExec, carrying, kill_carrying, pack, unpack
 
 if TYPE_CHECKING:
     from nenyax.sandboxes.docker.backend import DockerSandbox
@@ -49,7 +48,7 @@ _PIDS_RESERVE = 4
 _NETWORK_MODE = {NetworkPolicy.NONE: "none", NetworkPolicy.PROXY: "none", NetworkPolicy.FULL: "host"}
 
 
-class DockerHandle:
+class DockerHandle(CapturedExec):
     """A started sandbox (see the module docstring); an async context manager that stops it on exit."""
 
     def __init__(self, backend: DockerSandbox, image: SandboxImage, proxy: str | None) -> None:
@@ -292,23 +291,6 @@ class DockerHandle:
 
         with contextlib.suppress(Exception):  # a full process table: the host-side kill above is what is left
             await asyncio.to_thread(inside)
-
-    async def exec(
-        self,
-        command: Sequence[str] | str,
-        *,
-        cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        user: str | int | None = None,
-        on_output: OutputCallback | None = None,
-        max_output: int = MAX_OUTPUT_BYTES,
-    ) -> ExecResult:
-        """Run `command` inside (see `nenyax.core.plugins.sandbox.SandboxHandle.exec`)."""
-        code, out, err, timed_out, took = await self._run(
-            command, cwd=cwd, env=env, timeout=timeout, user=user, on_output=on_output, max_output=max_output
-        )
-        return captured_result(code, out, err, timed_out=timed_out, duration=took)
 
     # ------------------------------------------------------------------ files
 
