@@ -99,6 +99,8 @@ def test_wheels_carry_no_namespace_init(tmp_path):
 
 
 ADAPTER_FOLDERS = sorted(p.parent for p in ROOT.glob("packages/nenyax-adapters-*/src/nenyax/adapters/*/adapter.py"))
+SCAFFOLDED_ADAPTER = ROOT / "packages/nenyax-cli/tests/golden/new_plugin/adapter/src/nenyax_acme"
+"""What `nenyax new-plugin adapter acme` writes: it teaches the same layout."""
 ADAPTER_ROLES = ("options", "environment", "session", "codec", "wire", "reference", "judgment")
 """One file name per role (URI options, environment, session, codec, wire, reference, judgment): see
 packages/nenyax-core/README.md and what `nenyax new-plugin adapter` writes."""
@@ -129,7 +131,7 @@ def test_there_are_ten_adapters_to_hold_to_one_layout():
     assert len(ADAPTER_FOLDERS) >= 10
 
 
-@pytest.mark.parametrize("folder", ADAPTER_FOLDERS, ids=lambda p: p.name)
+@pytest.mark.parametrize("folder", [*ADAPTER_FOLDERS, SCAFFOLDED_ADAPTER], ids=lambda p: p.name)
 def test_every_adapter_follows_the_one_layout(folder):
     names = {p.stem for p in folder.glob("*.py")}
     assert {"adapter", "plugin"} <= names
