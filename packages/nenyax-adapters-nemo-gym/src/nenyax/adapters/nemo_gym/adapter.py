@@ -11,7 +11,7 @@ from nenyax.adapters.nemo_gym import launcher, wire
 from nenyax.adapters.nemo_gym import rows as rowlib
 from nenyax.adapters.nemo_gym.environment import NemoGymEnvironment, Settings
 from nenyax.adapters.nemo_gym.options import OPTIONS, TOOL_MAX_TURNS
-from nenyax.core import BadURIError, Capabilities, EnvURI, Manifest, Mode, Split
+from nenyax.core import BadURIError, Capabilities, EnvURI, LoadContext, Manifest, Mode, Split
 from nenyax.core.toolkit.options import Read
 from nenyax.core.toolkit.suggest import did_you_mean
 
@@ -40,7 +40,7 @@ class NemoGymAdapter:
         """The two servers the adapter is measured on, started here (needs nemo-gym; see `launcher`)."""
         return self._examples if self._examples is not None else ["nemo_gym:mcqa", "nemo_gym:reasoning_gym"]
 
-    def load(self, uri: EnvURI, context: Any = None) -> NemoGymEnvironment:
+    def load(self, uri: EnvURI, context: LoadContext | None = None) -> NemoGymEnvironment:
         """Connect to (or start) the server and read its rows; every mistake is one sentence."""
         read = OPTIONS.read(uri)
         config = read.prefixed["config"]

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from nenyax.adapters.openenv.options import parse_spec
-from nenyax.core import EnvURI
+from nenyax.core import EnvURI, LoadContext
 
 EXAMPLES_VARIABLE = "NENYAX_OPENENV_EXAMPLES"
 """Comma-separated URIs `examples()` returns instead of the default (the conformance kit needs live servers)."""
@@ -21,7 +21,7 @@ class OpenEnvAdapter:
         """`examples` overrides what `examples()` returns (else ``$NENYAX_OPENENV_EXAMPLES``, else port 8000)."""
         self._examples = examples
 
-    def load(self, uri: EnvURI, context: Any = None) -> Any:
+    def load(self, uri: EnvURI, context: LoadContext | None = None) -> Any:
         """Ask the server what it is (``/health``, ``/metadata``, ``/schema``, a probe session) and wrap it."""
         from nenyax.adapters.openenv.environment import OpenEnvEnvironment
 
