@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from nenyax.core.contract.uri import parse_uri
-from nenyax.core.errors import BadURIError, PolicyFailure
+from nenyax.core.errors import BadURIError, PolicyFailure, UsageError
 from nenyax.core.toolkit import codec, options, sandbox, suggest
 from nenyax.core.toolkit.loops import LoopThread, run_sync
 
@@ -195,3 +195,20 @@ def test_options_explain_themselves_and_refuse_a_bad_declaration():
     assert "judge.<key>: passed on as <key>" in help_text
     with pytest.raises(TypeError, match="use one of int, float"):
         options.Option("when", tuple)
+
+
+def test_a_factory_s_settings_are_checked_with_the_same_table():
+    table = options.Options(
+        "tinker",
+        options.Option("loss", str, choices=("ppo", "gspo")),
+        options.Option("rank", int, positive=True),
+        kind="learner",
+        error=UsageError,
+    )
+    assert dict(table.check(loss="ppo", rank=8)) == {"loss": "ppo", "rank": 8}
+    with pytest.raises(UsageError) as caught:
+        table.check(loss="grpo")
+    assert str(caught.value) == "The tinker learner's loss must be one of ppo, gspo, got 'grpo'. Did you mean 'gspo'?"
+    assert not isinstance(caught.value, BadURIError)
+    with pytest.raises(UsageError, match=r"The tinker learner has no option 'rnak'\. Did you mean 'rank'"):
+        table.check(rnak=8)

@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 
 from nenyax.core.contract.uri import EnvURI
-from nenyax.core.errors import BadURIError, did_you_mean
+from nenyax.core.errors import BadURIError, UsageError, did_you_mean
 
 _TYPES = (int, float, str, bool, dict, list)
 
@@ -139,9 +139,21 @@ class Read(Mapping[str, Any]):
 class Options:
     """One plugin's table of query keys."""
 
-    def __init__(self, owner: str, *options: Option, prefixes: tuple[str, ...] = ()) -> None:
-        """`owner` names the plugin in messages (``The acme adapter has no option 'x'``)."""
+    def __init__(
+        self,
+        owner: str,
+        *options: Option,
+        prefixes: tuple[str, ...] = (),
+        kind: str = "adapter",
+        error: type[UsageError] = BadURIError,
+    ) -> None:
+        """`owner` and `kind` name the plugin in messages (``The acme adapter has no option 'x'``).
+
+        `error` is what a mistake raises: `BadURIError` for a URI's options, `UsageError` for a factory's.
+        """
         self.owner = owner
+        self.kind = kind
+        self.error = error
         self.options = {option.key: option for option in options}
         if len(self.options) != len(options):
             msg = f"The {owner} options declare a key twice."
@@ -169,15 +181,19 @@ class Options:
         """
         return self.read_mapping(uri.params, where=f"in {uri.raw!r}", rest=rest, defaults=defaults)
 
+    def check(self, **settings: Any) -> Read:
+        """A factory's keyword settings, checked: ``The tinker learner's rank must be ..., got 0.``"""
+        return self.read_mapping(settings, where=None)
+
     def read_mapping(
         self,
         params: Mapping[str, Any],
         *,
-        where: str = "",
+        where: str | None = "",
         rest: bool = False,
         defaults: Mapping[str, Any] | None = None,
     ) -> Read:
-        """`read` for any mapping of key -> value (a factory's keyword arguments); `where` places it in messages."""
+        """`read` for any mapping of key -> value; `where` places a key in messages (None: a factory's setting)."""
         given = {**dict(defaults or {}), **dict(params)}
         prefixed: dict[str, dict[str, Any]] = {prefix: {} for prefix in self.prefixes}
         kept: dict[str, Any] = {}
@@ -192,18 +208,23 @@ class Options:
                 kept[key] = value
             else:
                 named = [*self.options, *(f"{prefix}.<key>" for prefix in self.prefixes)]
-                msg = f"The {self.owner} adapter has no option {key!r}." + did_you_mean(key, named, "option")
-                raise BadURIError(msg)
+                msg = f"The {self.owner} {self.kind} has no option {key!r}." + did_you_mean(key, named, "option")
+                raise self.error(msg)
         set_here = frozenset(values)
         ordered = {key: values.get(key, copy.deepcopy(option.default)) for key, option in self.options.items()}
         return Read(chosen=ordered, prefixed=prefixed, rest=kept, given=set_here)
 
-    def _checked(self, option: Option, value: Any, where: str) -> Any:
+    def _checked(self, option: Option, value: Any, where: str | None) -> Any:
         if value is None:
             return copy.deepcopy(option.default)
         try:
             return option.convert(value)
         except ValueError:
-            place = f" {where}" if where else ""
-            msg = f"{option.key}{place} must be {option.takes()}, got {value!r}."
-            raise BadURIError(msg) from None
+            if where is None:
+                subject = f"The {self.owner} {self.kind}'s {option.key}"
+            else:
+                subject = f"{option.key} {where}" if where else option.key
+            msg = f"{subject} must be {option.takes()}, got {value!r}."
+            if option.choices is not None and isinstance(value, str):
+                msg += did_you_mean(value, option.choices)
+            raise self.error(msg) from None
