@@ -265,7 +265,7 @@ SPEC_PARSERS = {
     "hud": "nenyax.adapters.hud.options",
     "verifiers": "nenyax.adapters.verifiers.options",
     "lm_eval": "nenyax.adapters.lm_eval.options",
-    "openenv": "nenyax.adapters.openenv.adapter",
+    "openenv": "nenyax.adapters.openenv.options",
 }
 PARAM_NAMES = st.sampled_from(["seed", "size", "split", "max_steps", "observations", "url", "config", "x"])
 URIS = st.builds(

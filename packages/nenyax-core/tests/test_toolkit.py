@@ -170,6 +170,7 @@ def test_options_read_every_declared_key_with_its_default_and_what_the_uri_sets(
         ("seed=-1", "seed in 'acme:x?seed=-1' must be an integer from 0 to 9223372036854775807, got -1."),
         ("timeout=0", "timeout in 'acme:x?timeout=0' must be a positive number, got 0."),
         ("timeout=inf", "timeout in 'acme:x?timeout=inf' must be a positive number, got inf."),
+        (f"timeout={10**400}", f"timeout in 'acme:x?timeout={10**400}' must be a positive number, got {10**400}."),
         ("mode=guess", "mode in 'acme:x?mode=guess' must be one of fail, noop, got 'guess'."),
         ("split=", "split in 'acme:x?split=' must be a non-empty text, got ''."),
         ("seeded=3", "seeded in 'acme:x?seeded=3' must be true or false, got 3."),

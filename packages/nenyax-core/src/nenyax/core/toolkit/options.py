@@ -82,13 +82,18 @@ class Option:
             return value
         if self.kind in (int, float):
             number_types = (int,) if self.kind is int else (int, float)
-            if isinstance(value, bool) or not isinstance(value, number_types) or not math.isfinite(value):
+            if isinstance(value, bool) or not isinstance(value, number_types):
+                raise ValueError(value)
+            if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(value)
             too_small = self.minimum is not None and value < self.minimum
             too_large = self.maximum is not None and value > self.maximum
             if too_small or too_large or (self.positive and value <= 0):
                 raise ValueError(value)
-            return self.kind(value)
+            try:
+                return self.kind(value)
+            except OverflowError:  # an integer too large for a float
+                raise ValueError(value) from None
         if self.kind is str:
             if isinstance(value, bool) or not isinstance(value, str | int | float):
                 raise ValueError(value)
