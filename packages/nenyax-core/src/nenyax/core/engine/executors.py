@@ -20,6 +20,7 @@ Backends are named by import strings (`BACKENDS`), so one shipped in another dis
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import os
 import time
@@ -149,6 +150,73 @@ def workers_lost(what: str, died: int, detail: str, unplayed: int) -> WorkerLost
         f"{died} {noun} died during the run {detail}, and {unplayed} episode(s) were not played "
         "(run them again, e.g. `nenyax eval --resume`)."
     )
+
+
+class Dealer:
+    """The skeleton of an executor that deals a plan's jobs to workers elsewhere (processes, Ray actors).
+
+    `run` plays (`play`, the backend's own dealing), stops every worker on Ctrl-C (`interrupt`), always
+    closes (`close`), then raises the first failure, or one `WorkerLostError` (`lost`) when episodes were
+    left unplayed (`unplayed`). Every trajectory goes through `hand_over`; a failure (a user mistake, a
+    sink that cannot write) through `fail`, which stops new deals.
+    """
+
+    def __init__(self, plan: Plan, on_trajectory: TrajectoryFinished) -> None:
+        """Nothing is dealt until `run`."""
+        self.plan, self.on_trajectory = plan, on_trajectory
+        self.failed: list[BaseException] = []
+        self.interrupting = False
+
+    async def run(self) -> None:
+        """Play every job (see `Executor.play` for the contract)."""
+        try:
+            try:
+                await self.play()
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                self.interrupting = True
+                await self.interrupt()
+                raise
+        finally:
+            await self.close()
+        self.settle()
+        if self.failed:
+            raise self.failed[0]
+        if self.unplayed():
+            raise self.lost()
+
+    def hand_over(self, index: int, trajectory: Trajectory) -> None:
+        """Hand a trajectory that came back (or was lost) over; a sink that fails stops the run, as in-process."""
+        try:
+            hand_over(self.plan, self.on_trajectory, index, trajectory)
+        except BaseException as exc:  # noqa: BLE001 - the sink failed (a full disk): raised once the run stops
+            self.fail(exc)
+
+    def fail(self, exc: BaseException) -> None:
+        """Record a failure: no new episodes are dealt, and the first is raised when the run stops."""
+        self.failed.append(exc)
+
+    async def play(self) -> None:
+        """Start the workers and deal until every job came back or nothing more can be played."""
+        raise NotImplementedError
+
+    async def interrupt(self) -> None:
+        """Ctrl-C: every worker hands its episodes over as interrupted, or is stopped after a grace period."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Stop every worker and release what the run holds (also after a failure or an interrupt)."""
+        raise NotImplementedError
+
+    def settle(self) -> None:
+        """After `close`: account for what no worker will play (nothing to do by default)."""
+
+    def unplayed(self) -> int:
+        """How many jobs were never played to the end."""
+        raise NotImplementedError
+
+    def lost(self) -> WorkerLostError:
+        """The one sentence ending a run that lost workers with episodes left (`workers_lost`)."""
+        raise NotImplementedError
 
 
 class Executor(Protocol):

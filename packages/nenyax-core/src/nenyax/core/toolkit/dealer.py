@@ -1,15 +1,16 @@
-"""The executor dealer's parts: what a backend that plays episodes elsewhere (processes, Ray) shares.
+"""The executor dealer: what a backend that plays episodes elsewhere (processes, Ray) shares.
 
-A dealer refuses what cannot travel before anything starts (`environment_spec`, `policy_ticket`),
-deals `Plan.jobs` to its workers, hands every trajectory that comes back over in this process
-(`hand_over`: the sink writes it, then the caller's callback), records an episode lost with its
-worker as the one ``infra_error`` trajectory (`lost_trajectory`), and ends a run that cannot go on
-with one `WorkerLostError` sentence (`workers_lost`). The contract is `Executor.play`'s docstring.
+`Dealer` is the skeleton: play, stop every worker on Ctrl-C, always close, then raise the first failure
+or one `WorkerLostError` (`workers_lost`). A dealer refuses what cannot travel before anything starts
+(`environment_spec`, `policy_ticket`), hands every trajectory that comes back over in this process
+(`hand_over`: the sink writes it, then the caller's callback), and records an episode lost with its
+worker as the one ``infra_error`` trajectory (`lost_trajectory`). The contract is `Executor.play`'s.
 """
 
 from __future__ import annotations
 
 from nenyax.core.engine.executors import (
+    Dealer,
     Executor,
     Job,
     Plan,
@@ -25,6 +26,7 @@ from nenyax.core.engine.travel import PolicyTicket, environment_spec, policy_tic
 
 __all__ = [
     "CallablePolicy",
+    "Dealer",
     "Executor",
     "Job",
     "Plan",
