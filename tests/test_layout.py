@@ -132,3 +132,65 @@ def test_wheels_carry_no_namespace_init(tmp_path):
         assert "nenyax/__init__.py" not in names
         assert not any(n.startswith(tuple(f"nenyax/{a}/__init__.py" for a in AREAS)) for n in names)
         assert any(n.endswith("py.typed") for n in names), wheel.name
+
+
+ADAPTER_FOLDERS = sorted(p.parent for p in ROOT.glob("packages/nenyax-adapters-*/src/nenyax/adapters/*/adapter.py"))
+SCAFFOLDED_ADAPTER = ROOT / "packages/nenyax-cli/tests/golden/new_plugin/adapter/src/nenyax_acme"
+"""What `nenyax new-plugin adapter acme` writes: it teaches the same layout."""
+ADAPTER_ROLES = ("options", "environment", "session", "codec", "wire", "reference", "judgment")
+"""One file name per role (URI options, environment, session, codec, wire, reference, judgment): see
+packages/nenyax-core/README.md and what `nenyax new-plugin adapter` writes."""
+OTHER_NAMES_OF_A_ROLE = {
+    "spec": "options",
+    "uri": "options",
+    "answers": "reference",
+    "gold": "reference",
+    "planner": "reference",
+    "judge": "judgment",
+    "protocol": "wire",
+}
+TOOLKIT_HELPERS = {
+    "def run_sync": "nenyax.core.toolkit.loops.run_sync",
+    "def run_blocking": "nenyax.core.toolkit.loops.run_sync",
+    "asyncio.new_event_loop": "nenyax.core.toolkit.loops.LoopThread",
+    "get_close_matches": "nenyax.core.toolkit.suggest.did_you_mean",
+    "def _clip(text: str": "nenyax.core.toolkit.codec.clip",
+    "<action>(.*?)</action>": "nenyax.core.toolkit.codec.candidates",
+    "def _as_root": "nenyax.core.toolkit.sandbox.pack",
+    "/proc/self/cgroup": "nenyax.core.toolkit.sandbox.own_cgroups",
+    "[0-9]*/environ": "nenyax.core.toolkit.sandbox.carrying",
+}
+"""Text that shows a plugin writing again a helper of the authoring toolkit, and the helper to use."""
+
+
+def test_there_are_ten_adapters_to_hold_to_one_layout():
+    assert len(ADAPTER_FOLDERS) >= 10
+
+
+@pytest.mark.parametrize("folder", [*ADAPTER_FOLDERS, SCAFFOLDED_ADAPTER], ids=lambda p: p.name)
+def test_every_adapter_follows_the_one_layout(folder):
+    names = {p.stem for p in folder.glob("*.py")}
+    assert {"adapter", "plugin"} <= names
+    renamed = {name: OTHER_NAMES_OF_A_ROLE[name] for name in names if name in OTHER_NAMES_OF_A_ROLE}
+    assert renamed == {}, f"{folder.name}: these files hold a role that has one name: {renamed}"
+    reading_options = sorted(
+        p.name for p in folder.glob("*.py") if re.search(r"\buri\.params\b|\bOptions\(", p.read_text())
+    )
+    assert reading_options in ([], ["options.py"]), f"{folder.name} reads URI options outside options.py"
+    if "options" in names:
+        text = (folder / "options.py").read_text()
+        assert "from nenyax.core.toolkit.options import" in text, f"{folder.name}/options.py declares no Options"
+        assert "OPTIONS = Options(" in text
+
+
+@pytest.mark.parametrize(
+    "package", [p for p in PACKAGES if p.name not in ("nenyax-core", "nenyax-cli")], ids=lambda p: p.name
+)
+def test_plugins_use_the_toolkit_instead_of_copying_it(package):
+    copies = [
+        f"{source.relative_to(package)} has {needle!r}: use {helper}"
+        for source in sorted((package / "src").rglob("*.py"))
+        for needle, helper in TOOLKIT_HELPERS.items()
+        if needle in source.read_text()
+    ]
+    assert copies == []

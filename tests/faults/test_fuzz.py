@@ -258,14 +258,14 @@ def test_ors_text_codec(text, plain):
 
 
 SPEC_PARSERS = {
-    "gymnasium": "nenyax.adapters.gymnasium.spec",
-    "reasoning_gym": "nenyax.adapters.reasoning_gym.spec",
-    "datasets": "nenyax.adapters.datasets.spec",
-    "ors": "nenyax.adapters.ors.spec",
-    "hud": "nenyax.adapters.hud.spec",
-    "verifiers": "nenyax.adapters.verifiers.spec",
-    "lm_eval": "nenyax.adapters.lm_eval.spec",
-    "openenv": "nenyax.adapters.openenv.adapter",
+    "gymnasium": "nenyax.adapters.gymnasium.options",
+    "reasoning_gym": "nenyax.adapters.reasoning_gym.options",
+    "datasets": "nenyax.adapters.datasets.options",
+    "ors": "nenyax.adapters.ors.options",
+    "hud": "nenyax.adapters.hud.options",
+    "verifiers": "nenyax.adapters.verifiers.options",
+    "lm_eval": "nenyax.adapters.lm_eval.options",
+    "openenv": "nenyax.adapters.openenv.options",
 }
 PARAM_NAMES = st.sampled_from(["seed", "size", "split", "max_steps", "observations", "url", "config", "x"])
 URIS = st.builds(

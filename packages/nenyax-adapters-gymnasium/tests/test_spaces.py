@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from nenyax.adapters.gymnasium.planner import plan, table_of
+from nenyax.adapters.gymnasium.reference import plan, table_of
 from nenyax.adapters.gymnasium.spaces import coerce_action, from_json, jsonable, null_action, to_json
 from nenyax.core import PolicyFailure
 

@@ -164,7 +164,7 @@ def warm_mcqa(nemo_python):
         ("http://127.0.0.1:1?rows=r.jsonl&rowz=1", "Did you mean 'rows'?"),
         ("http://127.0.0.1:1?rows=/no/such/rows.jsonl", "No JSONL file of dataset rows at /no/such/rows.jsonl"),
         ("mcqa?max_turns=0", "at least 1"),
-        ("mcqa?tool_errors=maybe", "'fail' or 'feedback'"),
+        ("mcqa?tool_errors=maybe", "one of fail, feedback"),
         ("mcqa?dataset=exampel", "Did you mean 'example'?"),
         ("mcqa?gold_field=uuidx", "no answer in the gold field 'uuidx'"),
         ("mqca", "no resources server named 'mqca'. Did you mean 'mcqa'?"),

@@ -2,7 +2,8 @@
 
 import pytest
 
-from nenyax.adapters.openenv.adapter import EXAMPLES_VARIABLE, OpenEnvAdapter, parse_spec
+from nenyax.adapters.openenv.adapter import EXAMPLES_VARIABLE, OpenEnvAdapter
+from nenyax.adapters.openenv.options import parse_spec
 from nenyax.core import BadURIError, load, parse_uri
 
 

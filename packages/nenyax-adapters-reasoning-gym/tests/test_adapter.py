@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from nenyax.adapters.reasoning_gym.answers import extract_answer
+from nenyax.adapters.reasoning_gym.reference import extract_answer
 from nenyax.core import BadURIError, Status, UnsupportedPolicyError, load
 
 

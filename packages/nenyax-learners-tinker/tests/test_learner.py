@@ -76,10 +76,10 @@ def test_constructing_with_the_real_sdk_sends_nothing(monkeypatch):
 @pytest.mark.parametrize(
     ("options", "fragment"),
     [
-        ({"loss": "grpo"}, "has no loss 'grpo'. Did you mean 'gspo'"),
-        ({"rank": 0}, "rank must be a whole number above 0"),
-        ({"lr": -1}, "lr must be a number above 0"),
-        ({"scale": "batch"}, "scale must be 'group' or 'none'"),
+        ({"loss": "grpo"}, "The tinker learner's loss must be one of .*, got 'grpo'. Did you mean 'gspo'"),
+        ({"rank": 0}, "The tinker learner's rank must be a positive integer, got 0."),
+        ({"lr": -1}, "lr must be a positive number, got -1."),
+        ({"scale": "batch"}, "scale must be one of group, none, got 'batch'."),
     ],
 )
 def test_bad_options_are_one_sentence(fake_service, options, fragment):

@@ -79,12 +79,12 @@ def test_the_six_learners_are_registered_and_discovery_imports_no_torch():
 @pytest.mark.parametrize(
     ("name", "options", "message"),
     [
-        ("grpo", {"lr": "fast"}, r"The learner's lr must be a number, not 'fast'\."),
-        ("grpo", {"loss_type": "ppo"}, r"loss_type must be one of grpo, dr_grpo, dapo, bnpo, not 'ppo'\."),
-        ("gspo", {"importance_sampling_level": "word"}, r"must be 'token' or 'sequence'"),
+        ("grpo", {"lr": "fast"}, r"The torch learner's lr must be a number of at least 0, got 'fast'\."),
+        ("grpo", {"loss_type": "ppo"}, r"loss_type must be one of grpo, dr_grpo, dapo, bnpo, got 'ppo'\."),
+        ("gspo", {"importance_sampling_level": "word"}, r"must be one of token, sequence, got 'word'"),
         ("rloo", {"beta": 0.1}, r"The rloo learner takes no KL penalty"),
         ("dapo", {"device": "tpu"}, r"device must be auto, cpu, cuda, cuda:N or mps, not 'tpu'\."),
-        ("dpo", {"micro_batch": 0}, r"micro_batch must be an integer of at least 1, not 0\."),
+        ("dpo", {"micro_batch": 0}, r"micro_batch must be an integer of at least 1, got 0\."),
         ("rft", {"model": "openai:gpt-4.1-mini"}, r"cannot hand a model's weights to a learner"),
         ("grpo", {"model": "smollm2"}, r"Name the learner's model as '<provider>:<model>'"),
     ],

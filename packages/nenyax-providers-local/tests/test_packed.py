@@ -112,7 +112,7 @@ def test_int4_greedy_answers_like_float32(int4):
 
 
 def test_an_unknown_dtype_is_refused_in_one_sentence():
-    with pytest.raises(UsageError, match=r"dtype must be one of float32, bfloat16, float16, int4, not 'int8'"):
+    with pytest.raises(UsageError, match=r"dtype must be one of float32, bfloat16, float16, int4, got 'int8'"):
         LocalProvider(dtype="int8")
 
 

@@ -122,12 +122,18 @@ def did_you_mean_pool(word: str, choices: Iterable[str]) -> list[str]:
     return [by_lower[c] for c in difflib.get_close_matches(word.lower(), list(by_lower), n=3, cutoff=0.6)]
 
 
-def did_you_mean(word: str, choices: Iterable[str], what: str) -> str:
-    """Return a sentence suffix suggesting the closest of `choices` to `word`, or listing a few."""
+def did_you_mean(word: str, choices: Iterable[str], what: str | None = None) -> str:
+    """Return a sentence suffix suggesting the closest of `choices` to `word`, or listing a few.
+
+    With no `what`, only a close match is named (an empty string when there is none): for a pool too
+    large or too private to list.
+    """
     pool = sorted(set(choices))
     close = did_you_mean_pool(word, pool)
     if close:
         return f" Did you mean {' or '.join(repr(c) for c in close)}?"
+    if what is None:
+        return ""
     if not pool:
         return f" No {what} is installed."
     shown = ", ".join(pool[:8]) + (", ..." if len(pool) > 8 else "")

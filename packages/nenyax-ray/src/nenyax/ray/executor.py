@@ -34,12 +34,21 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from nenyax.core.contract.failures import describe
-from nenyax.core.contract.trajectory import Status, Timing, Trajectory
-from nenyax.core.engine.executors import Job, Plan, TrajectoryFinished, publish_played_elsewhere
-from nenyax.core.engine.policies import CallablePolicy
-from nenyax.core.engine.process_pool import default_workers
-from nenyax.core.engine.travel import PolicyTicket, environment_spec, policy_ticket
-from nenyax.core.errors import NenyaxError, UsageError, WorkerLostError, plural
+from nenyax.core.contract.trajectory import Trajectory
+from nenyax.core.errors import NenyaxError, UsageError, WorkerLostError
+from nenyax.core.toolkit.dealer import (
+    CallablePolicy,
+    Dealer,
+    Job,
+    Plan,
+    PolicyTicket,
+    TrajectoryFinished,
+    default_workers,
+    environment_spec,
+    lost_trajectory,
+    policy_ticket,
+    workers_lost,
+)
 from nenyax.ray.worker import Player
 
 if TYPE_CHECKING:
@@ -81,7 +90,8 @@ class RayExecutor:
         try:
             count = self.workers or _cluster_cpus()
             run = _Run(plan, spec.to_data(), ticket, _by_value(plan.policy, ticket), on_trajectory)
-            await run.go(min(count, len(plan.jobs)))
+            run.target = run.replacements = min(count, len(plan.jobs))  # a dead actor is replaced as many times
+            await run.run()
         finally:
             if started_here:
                 import ray
@@ -190,7 +200,7 @@ async def _next_batch(generator: Any) -> Any:
     return await asyncio.wrap_future(ref.future())
 
 
-class _Run:
+class _Run(Dealer):
     """One `play`: the actors, the jobs left to deal, and the calls the driver is waiting on."""
 
     def __init__(
@@ -203,8 +213,8 @@ class _Run:
     ) -> None:
         import ray
 
+        super().__init__(plan, on_trajectory)
         self.ray = ray
-        self.plan, self.on_trajectory = plan, on_trajectory
         # One CPU each, spread over the nodes; Ray never restarts or retries them: a lost call is this
         # run's to replay, so that no episode is ever played (and handed over) twice behind its back.
         self.player = _player_class().options(
@@ -221,37 +231,30 @@ class _Run:
         )
         self.actors: list[_Actor] = []
         self.pending: dict[asyncio.Future[Any], _Call | _Stream] = {}
-        self.failed: list[BaseException] = []
         self.died = 0
         self.replays = 0
         self.gave_up = 0
         self.target = 0
+        """How many actors the run keeps playing."""
         self.replacements = 0
-        self.interrupting = False
+        """How many dead actors may still be replaced."""
 
-    async def go(self, count: int) -> None:
-        self.target = count
-        self.replacements = count  # a dead actor is replaced, at most as many times as there were actors
-        try:
-            for _ in range(count):
-                self._start()
-            while True:
-                self._deal()
-                if not self.pending:
-                    break
-                done, _ = await asyncio.wait(self.pending, return_when=asyncio.FIRST_COMPLETED)
-                for future in done:
-                    self._handle(future)
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            await self._interrupt()
-            raise
-        finally:
-            await self._close()
+    async def play(self) -> None:
+        for _ in range(self.target):
+            self._start()
+        while True:
+            self._deal()
+            if not self.pending:
+                break
+            done, _ = await asyncio.wait(self.pending, return_when=asyncio.FIRST_COMPLETED)
+            for future in done:
+                self._handle(future)
+
+    def settle(self) -> None:
         self._give_up_on_replays()  # what is left had no actor to play on (or the run stopped)
-        if self.failed:
-            raise self.failed[0]
-        if self.todo:
-            self._raise_lost()
+
+    def unplayed(self) -> int:
+        return len(self.todo)
 
     def _start(self) -> None:
         actor = _Actor(number=len(self.actors), handle=self.player.remote(*self.args))
@@ -300,13 +303,13 @@ class _Run:
             reply = future.result()
         except self.ray.exceptions.RayError as exc:  # it could not even start, or died starting
             if isinstance(exc, self.ray.exceptions.RayTaskError):
-                self._fail(NenyaxError(f"A Ray worker could not start: {_first_line(exc)}."))
+                self.fail(NenyaxError(f"A Ray worker could not start: {_first_line(exc)}."))
                 return
             self._actor_died(actor)
             self._replace()
             return
         if reply[0] == "broken":  # it could not rebuild the environment or the policy: nothing can run
-            self._fail(reply[1])
+            self.fail(reply[1])
         else:
             actor.ready, actor.pid, actor.host = True, reply[1], reply[2]
 
@@ -316,7 +319,7 @@ class _Run:
             batch = future.result()
         except self.ray.exceptions.RayTaskError as exc:  # the actor's own method failed: no replay would help
             for index, call in self._close_stream(stream):
-                self._hand_over(index, self._lost(call, f"failed its Ray call ({_first_line(exc)})"))
+                self.hand_over(index, self._lost(call, f"failed its Ray call ({_first_line(exc)})"))
             return
         except self.ray.exceptions.RayError as exc:  # the actor, its process or its node is gone
             self._actor_died(actor)
@@ -331,9 +334,9 @@ class _Run:
             stream.open.pop(index)
             actor.in_flight -= 1
             if kind in ("done", "interrupted"):
-                self._hand_over(index, value)
+                self.hand_over(index, value)
             elif kind == "raised":  # a user mistake inside an episode: no new episodes, then re-raised
-                self._fail(value)
+                self.fail(value)
             # "cancelled": stopped before it recorded anything (Ctrl-C); there is nothing to hand over
         self._read(stream)
 
@@ -343,18 +346,6 @@ class _Run:
         stream.actor.in_flight -= len(left)
         stream.open.clear()
         return left
-
-    def _hand_over(self, index: int, trajectory: Trajectory) -> None:
-        """The one place a trajectory (played, or lost with its actor) is handed to the caller."""
-        try:
-            publish_played_elsewhere(self.plan.observers, trajectory)  # the sink writes it here
-            self.on_trajectory(index, trajectory)
-        except BaseException as exc:  # noqa: BLE001 - the sink failed (a full disk): the run stops, as in-process
-            self._fail(exc)
-
-    def _fail(self, exc: BaseException) -> None:
-        if not self.failed:
-            self.failed.append(exc)
 
     def _actor_died(self, actor: _Actor) -> None:
         if actor.dead:
@@ -384,7 +375,7 @@ class _Run:
             return
         self.gave_up += 1
         why = "twice (it was replayed once, on another worker)" if call.attempt > 1 else "while the run was stopping"
-        self._hand_over(call.index, self._lost(call, f"died before the episode ended, {why}: {_died(exc)}"))
+        self.hand_over(call.index, self._lost(call, f"died before the episode ended, {why}: {_died(exc)}"))
 
     def _give_up_on_replays(self) -> None:
         """The episodes waiting for a replay that no actor will play: lost, never dropped."""
@@ -395,34 +386,20 @@ class _Run:
             if attempt > 1:
                 self.gave_up += 1
                 call = _Call(actor=None, index=index, job=job, attempt=attempt)
-                self._hand_over(index, self._lost(call, "died before the episode ended, and no worker was left"))
+                self.hand_over(index, self._lost(call, "died before the episode ended, and no worker was left"))
             else:
                 kept.append((index, job, attempt))
         self.todo = kept
 
     def _lost(self, call: _Call, what: str) -> Trajectory:
         assert call.job is not None
-        env = self.plan.env
         actor = call.actor
         where = f" (pid {actor.pid} on {actor.host})" if actor is not None and actor.pid is not None else ""
-        return Trajectory(
-            env_uri=env.uri,
-            manifest_digest=env.digest,
-            mode=env.manifest.mode,
-            task_id=call.job.task,
-            seed=None,
-            policy=self.plan.policy.info,
-            status=Status.INFRA_ERROR,
-            judgment=None,
-            timing=Timing(started=call.dealt or time.time(), ended=time.time()),
-            error=f"The Ray worker playing this episode{where} {what}; it was not replayed again.",
-            group_id=call.job.group_id,
-            sample=call.job.sample,
-        )
+        error = f"The Ray worker playing this episode{where} {what}; it was not replayed again."
+        return lost_trajectory(self.plan, call.job, started=call.dealt or time.time(), error=error)
 
-    async def _interrupt(self) -> None:
+    async def interrupt(self) -> None:
         """Ctrl-C: every actor cancels its episodes and hands them back, or is killed after a grace period."""
-        self.interrupting = True
         for actor in self.actors:
             if actor.ready and not actor.dead:
                 actor.handle.interrupt.remote()
@@ -434,7 +411,7 @@ class _Run:
             for future in done:
                 self._handle(future)  # a batch read re-arms its stream, until it ends
 
-    async def _close(self) -> None:
+    async def close(self) -> None:
         """Every actor closes its environment (its sandboxes, its servers) for a few seconds, then all are killed."""
         live = [a for a in self.actors if a.ready and not a.dead]
         if live:
@@ -449,14 +426,9 @@ class _Run:
             future.cancel()
         self.pending.clear()
 
-    def _raise_lost(self) -> None:
-        unplayed = len(self.todo)
-        msg = (
-            f"{self.died} Ray {plural('worker') if self.died != 1 else 'worker'} died during the run "
-            f"({self.replays} episode(s) replayed elsewhere, {self.gave_up} recorded as infra_error), and "
-            f"{unplayed} episode(s) were not played (run them again, e.g. `nenyax eval --resume`)."
-        )
-        raise WorkerLostError(msg)
+    def lost(self) -> WorkerLostError:
+        detail = f"({self.replays} episode(s) replayed elsewhere, {self.gave_up} recorded as infra_error)"
+        return workers_lost("Ray worker", self.died, detail, len(self.todo))
 
 
 def _first_line(exc: BaseException) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from nenyax.adapters.datasets.environment import DatasetEnvironment
 from nenyax.adapters.datasets.loading import BUILDERS
-from nenyax.adapters.datasets.spec import parse_spec
+from nenyax.adapters.datasets.options import parse_spec
 from nenyax.core import AdapterCapabilities, BadURIError, Listing
 from nenyax.core.contract.uri import EnvURI
 from nenyax.core.errors import UsageError

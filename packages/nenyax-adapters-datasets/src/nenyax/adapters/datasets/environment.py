@@ -6,7 +6,6 @@ import random
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-from nenyax.adapters.datasets.gold import SHOWN_BAD_ROWS, BadRow, BadValue, as_text, read_golds, read_questions
 from nenyax.adapters.datasets.loading import (
     ANSWER_COLUMNS,
     PROMPT_COLUMNS,
@@ -14,14 +13,14 @@ from nenyax.adapters.datasets.loading import (
     load_table,
     pick_column,
 )
-from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
-from nenyax.core.engine.answers import ANSWER_RULES
+from nenyax.adapters.datasets.reference import SHOWN_BAD_ROWS, BadRow, BadValue, as_text, read_golds, read_questions
+from nenyax.core.contract.manifest import Manifest, Mode, Split
 from nenyax.core.engine.environment import StepEnvironment
-from nenyax.core.engine.qa import QuestionSession
 from nenyax.core.errors import BadURIError
+from nenyax.core.toolkit.qa import ANSWER_RULES, QuestionSession, question_capabilities
 
 if TYPE_CHECKING:
-    from nenyax.adapters.datasets.spec import DatasetSpec
+    from nenyax.adapters.datasets.options import DatasetSpec
 
 
 class DatasetEnvironment(StepEnvironment):
@@ -91,13 +90,7 @@ class DatasetEnvironment(StepEnvironment):
                         "first": [row.sentence for row in bad[:SHOWN_BAD_ROWS]],
                     },
                 },
-                capabilities=Capabilities(
-                    seeded=False,
-                    stable_task_ids=True,
-                    reference_policy=True,
-                    multi_turn=False,
-                    max_turns=1,
-                ),
+                capabilities=question_capabilities(seeded=False, reference_policy=True),
             )
         )
 

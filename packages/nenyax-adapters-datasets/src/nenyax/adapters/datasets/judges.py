@@ -13,9 +13,9 @@ from fractions import Fraction
 from typing import Any
 
 from nenyax.core.contract.trajectory import Judgment
-from nenyax.core.engine.answers import quoted
 from nenyax.core.errors import UsageError, VerifierFailure
 from nenyax.core.plugins.judge import JudgeCapabilities
+from nenyax.core.toolkit.qa import quoted
 
 # Words are runs of letters and digits, keeping the inner punctuation of numbers and dates
 # ("3.5", "1,000", "1/2", "2024-01-02") and a leading minus sign.

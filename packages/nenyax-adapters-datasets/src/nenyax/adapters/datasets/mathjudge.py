@@ -25,9 +25,9 @@ from typing import Any
 from nenyax.adapters.datasets.deadline import DeadlineExceeded, call_with_deadline
 from nenyax.adapters.datasets.mathguard import TooLarge, check_size
 from nenyax.core.contract.trajectory import Judgment
-from nenyax.core.engine.answers import quoted
 from nenyax.core.errors import UsageError, VerifierFailure
 from nenyax.core.plugins.judge import JudgeCapabilities
+from nenyax.core.toolkit.qa import quoted
 
 DEFAULT_TIMEOUT = 5.0
 """Seconds math-verify may spend on one judgment (parsing both sides and comparing)."""

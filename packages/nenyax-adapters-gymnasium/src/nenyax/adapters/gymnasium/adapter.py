@@ -8,8 +8,8 @@ from typing import Any
 
 import gymnasium as gym
 from nenyax.adapters.gymnasium.environment import GymEnvironment
-from nenyax.adapters.gymnasium.spec import ids_of_module, import_module, make, parse_spec
-from nenyax.core import AdapterCapabilities, Listing
+from nenyax.adapters.gymnasium.options import ids_of_module, import_module, make, parse_spec
+from nenyax.core import AdapterCapabilities, Listing, LoadContext
 from nenyax.core.contract.uri import EnvURI
 from nenyax.core.errors import BadURIError
 
@@ -19,7 +19,7 @@ class GymnasiumAdapter:
 
     capabilities = AdapterCapabilities(listing=True)
 
-    def load(self, uri: EnvURI, context: Any = None) -> GymEnvironment:
+    def load(self, uri: EnvURI, context: LoadContext | None = None) -> GymEnvironment:
         """Build the environment for `uri` (one env is made now, so bad arguments fail at load)."""
         spec = parse_spec(uri)
         return GymEnvironment(uri.raw, spec, lambda: make(spec))

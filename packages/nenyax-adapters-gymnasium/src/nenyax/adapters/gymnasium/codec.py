@@ -17,13 +17,12 @@ import numpy as np
 from gymnasium import spaces
 from nenyax.adapters.gymnasium.spaces import SUPPORTED, coerce_action, from_json, null_action, to_json
 from nenyax.core.errors import PolicyFailure
+from nenyax.core.toolkit.codec import candidates, clip, reply_text
 
 MAX_TEXT_ELEMENTS = 1024
 """Largest observation (in numbers) the codec writes out; an image of thousands of pixels is not text."""
 
-_ACTION_TAG = re.compile(r"<action>(.*?)</action>", re.DOTALL | re.IGNORECASE)
 _INTEGER = re.compile(r"-?\d+")
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
 
 def size(space: spaces.Space[Any]) -> int:
@@ -135,15 +134,6 @@ def example(space: spaces.Space[Any], meanings: tuple[str, ...] | None = None) -
     return format_value(space, value)
 
 
-def _candidates(text: str) -> list[str]:
-    tags = _ACTION_TAG.findall(text)
-    if tags:
-        return [_FENCE.sub("", tags[-1].strip()).strip()]
-    stripped = _FENCE.sub("", text.strip()).strip()
-    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
-    return [stripped] + ([lines[-1]] if len(lines) > 1 else [])
-
-
 def _read(space: spaces.Space[Any], candidate: str, meanings: tuple[str, ...] | None) -> Any:
     """The native action `candidate` spells; ValueError when it spells none."""
     if isinstance(space, spaces.Text):
@@ -167,11 +157,8 @@ def _read(space: spaces.Space[Any], candidate: str, meanings: tuple[str, ...] | 
 
 def parse(space: spaces.Space[Any], text: str, meanings: tuple[str, ...] | None = None) -> Any:
     """The native action a model's reply names; `PolicyFailure` (one sentence) when it names none."""
-    if not isinstance(text, str):
-        msg = f"Expected the model's reply as text, got {type(text).__name__}."
-        raise PolicyFailure(msg)
     reason = "no action was found"
-    for candidate in _candidates(text):
+    for candidate in candidates(reply_text(text))[0]:
         if not candidate:
             continue
         try:
@@ -181,13 +168,8 @@ def parse(space: spaces.Space[Any], text: str, meanings: tuple[str, ...] | None 
         try:
             return coerce_action(space, native)[0]
         except PolicyFailure:
-            reason = f"{_clip(candidate)} is outside the action space"
+            reason = f"{clip(candidate)} is outside the action space"
             continue
     expected = describe(space, meanings)
     msg = f"Could not read an action from the reply ({reason}); expected {expected} inside <action></action>."
     raise PolicyFailure(msg)
-
-
-def _clip(text: str, limit: int = 60) -> str:
-    one_line = " ".join(text.split())
-    return repr(one_line if len(one_line) <= limit else one_line[: limit - 3] + "...")

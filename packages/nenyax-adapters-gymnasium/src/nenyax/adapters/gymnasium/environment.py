@@ -11,7 +11,7 @@ import gymnasium as gym
 from gymnasium import spaces
 from nenyax.adapters.gymnasium.codec import codec_problem
 from nenyax.adapters.gymnasium.meanings import action_meanings
-from nenyax.adapters.gymnasium.planner import TabularPlan, plan, table_of
+from nenyax.adapters.gymnasium.reference import TabularPlan, plan, table_of
 from nenyax.adapters.gymnasium.session import GymSession
 from nenyax.adapters.gymnasium.spaces import jsonable
 from nenyax.core.builtin_plugins.return_judge import ReturnJudge
@@ -21,7 +21,7 @@ from nenyax.core.engine.environment import StepEnvironment
 from nenyax.core.errors import BadURIError
 
 if TYPE_CHECKING:
-    from nenyax.adapters.gymnasium.spec import GymSpec
+    from nenyax.adapters.gymnasium.options import GymSpec
 
 POOL_SIZE = 64
 """Idle envs kept for reuse: ``gymnasium.make`` costs far more than a ``reset``."""

@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from nenyax.core import AdapterCapabilities, BadURIError, EnvURI, Listing, UsageError
+from nenyax.core import AdapterCapabilities, BadURIError, EnvURI, Listing, LoadContext, UsageError
 
 EXAMPLES_DIR = Path(__file__).parent / "examples"
 """Small offline tasks shipped here (plain-shell verifiers): a pass/fail one, a partial-credit one..."""
@@ -41,18 +41,18 @@ class HarborAdapter:
         """`examples` are URIs that load offline (default: the tasks shipped with this adapter)."""
         self._examples = [str(e) for e in examples] if examples is not None else example_uris()
 
-    def load(self, uri: EnvURI, context: Any = None) -> Any:
+    def load(self, uri: EnvURI, context: LoadContext | None = None) -> Any:
         """Validate the task folder(s) and the sandbox choice; nothing runs until an episode does."""
         try:
             import harbor  # noqa: F401 - only to say how to install it
         except ImportError as exc:
             raise UsageError("Loading harbor tasks needs harbor (Python >= 3.12): pip install harbor.") from exc
         from nenyax.adapters.harbor.environment import HarborEnvironment
-        from nenyax.adapters.harbor.spec import parse_spec
+        from nenyax.adapters.harbor.options import parse_spec
         from nenyax.adapters.harbor.tasks import find_tasks
         from nenyax.core import default_registry
 
-        spec = parse_spec(uri, getattr(context, "config", None))
+        spec = parse_spec(uri, context.config if context is not None else None)
         tasks = find_tasks(spec.target)
         registry = context.registry if context is not None else default_registry()
         return HarborEnvironment(spec, tasks, registry)

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from nenyax.adapters.harbor.backend import HANDOFFS
-from nenyax.adapters.harbor.results import judge
-from nenyax.adapters.harbor.spec import HarborSpec
+from nenyax.adapters.harbor.judgment import judge
+from nenyax.adapters.harbor.options import HarborSpec
 from nenyax.adapters.harbor.tasks import HarborTask
 from nenyax.core import (
     BadURIError,
@@ -33,9 +33,10 @@ from nenyax.core import (
     UnsupportedPolicyError,
 )
 from nenyax.core.contract.failures import describe
-from nenyax.core.errors import InfraFailure, NenyaxError, did_you_mean
+from nenyax.core.errors import InfraFailure, NenyaxError
 from nenyax.core.plugins.registry import Registry, option_problem
 from nenyax.core.plugins.sandbox import Sandbox
+from nenyax.core.toolkit.tasks import one_split_ids, pick
 
 # litellm (terminus-2's client) otherwise fetches its model price list from GitHub when imported: three
 # retries against a network a sandboxed run may not have, before it falls back to its own copy.
@@ -112,16 +113,10 @@ class HarborEnvironment(TaskEnvironment):
 
     def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
         """The task folders' names, sorted."""
-        if split not in (None, "tasks"):
-            raise BadURIError(f"{self.uri} has one split, 'tasks', not {split!r}.")
-        ids = list(self.tasks)
-        return ids if limit is None else ids[:limit]
+        return one_split_ids(self.uri, self.tasks, split, limit)
 
     def _task(self, task_id: str | None) -> HarborTask:
-        key = task_id if task_id is not None else next(iter(self.tasks))
-        if key not in self.tasks:
-            raise BadURIError(f"{key!r} is not a task of {self.uri}.{did_you_mean(key, self.tasks, 'task')}")
-        return self.tasks[key]
+        return self.tasks[pick(self.uri, task_id, self.tasks)]
 
     def _sandbox(self) -> Sandbox:
         """The sandbox backend every trial of this environment shares, made on first use."""

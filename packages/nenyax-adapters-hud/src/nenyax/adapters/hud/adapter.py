@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nenyax.core import EnvURI
+from nenyax.core import EnvURI, LoadContext
 
 EXAMPLES = (
     "hud:nenyax.adapters.hud.example:arithmetic",
@@ -20,12 +20,12 @@ class HudAdapter:
         """`examples` are URIs that load offline (the default: the tasksets shipped with this adapter)."""
         self._examples = [str(e) for e in examples]
 
-    def load(self, uri: EnvURI, context: Any = None) -> Any:
+    def load(self, uri: EnvURI, context: LoadContext | None = None) -> Any:
         """Import what the URI names, collect its task rows, and wrap them."""
         from nenyax.adapters.hud.environment import HudEnvironment
         from nenyax.adapters.hud.library import installed
+        from nenyax.adapters.hud.options import parse_spec
         from nenyax.adapters.hud.resolve import resolve
-        from nenyax.adapters.hud.spec import parse_spec
 
         spec = parse_spec(uri)
         version = installed()

@@ -14,10 +14,9 @@ import json
 from typing import Any
 
 from nenyax.adapters.hud.judgment import result
+from nenyax.adapters.hud.options import HudSpec
 from nenyax.adapters.hud.resolve import Resolved
-from nenyax.adapters.hud.spec import HudSpec
 from nenyax.core import (
-    BadURIError,
     Capabilities,
     Manifest,
     Mode,
@@ -27,7 +26,7 @@ from nenyax.core import (
     Split,
     UnsupportedPolicyError,
 )
-from nenyax.core.errors import did_you_mean
+from nenyax.core.toolkit.tasks import one_split_ids, pick
 
 
 def _answer(task: Any, column: str) -> str | None:
@@ -84,16 +83,10 @@ class HudEnvironment(RolloutEnvironment):
 
     def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
         """The task rows' slugs, in the taskset's order."""
-        if split not in (None, "tasks"):
-            raise BadURIError(f"{self.uri} has one split, 'tasks', not {split!r}.")
-        ids = list(self.tasks)
-        return ids if limit is None else ids[:limit]
+        return one_split_ids(self.uri, self.tasks, split, limit)
 
     def _slug(self, task_id: str | None) -> str:
-        slug = task_id if task_id is not None else next(iter(self.tasks))
-        if slug not in self.tasks:
-            raise BadURIError(f"{slug!r} is not a task of {self.uri}.{did_you_mean(slug, self.tasks, 'task')}")
-        return slug
+        return pick(self.uri, task_id, self.tasks)
 
     async def run(self, episode: NativeEpisode) -> NativeResult:
         """One hud rollout of the task: `LocalRuntime` serves it, `OpenAIChatAgent` answers via the proxy."""

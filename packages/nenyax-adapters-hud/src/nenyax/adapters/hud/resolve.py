@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from nenyax.adapters.hud.spec import HudSpec
+from nenyax.adapters.hud.options import HudSpec
 from nenyax.core import BadURIError, UsageError
 from nenyax.core.contract.failures import describe
 from nenyax.core.errors import did_you_mean

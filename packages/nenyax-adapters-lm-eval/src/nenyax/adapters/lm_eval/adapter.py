@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nenyax.core import EnvURI
+from nenyax.core import EnvURI, LoadContext
 
 EXAMPLES = ("lm_eval:nenyax_arith", "lm_eval:nenyax_capitals")
 """Tasks shipped with the adapter, their data beside them: they load offline."""
@@ -17,10 +17,10 @@ class LmEvalAdapter:
         """`examples` are URIs that load offline (by default the tasks shipped with this adapter)."""
         self._examples = [str(e) for e in examples]
 
-    def load(self, uri: EnvURI, context: Any = None) -> Any:
+    def load(self, uri: EnvURI, context: LoadContext | None = None) -> Any:
         """Parse the URI, build the task with lm-eval, and wrap it."""
         from nenyax.adapters.lm_eval.library import installed
-        from nenyax.adapters.lm_eval.spec import parse_spec
+        from nenyax.adapters.lm_eval.options import parse_spec
 
         spec = parse_spec(uri)
         version = installed()

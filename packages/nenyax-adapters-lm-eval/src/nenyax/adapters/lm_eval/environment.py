@@ -14,7 +14,7 @@ from nenyax.adapters.lm_eval import reference
 from nenyax.adapters.lm_eval.client import ProxyClient
 from nenyax.adapters.lm_eval.judgment import filter_names, judge, metric_names, no_choice
 from nenyax.adapters.lm_eval.model import NoChoice, lm_class
-from nenyax.adapters.lm_eval.spec import LmEvalSpec
+from nenyax.adapters.lm_eval.options import LmEvalSpec
 from nenyax.adapters.lm_eval.tasks import FEWSHOT_SEED, LoadedTask, digest_docs
 from nenyax.core import (
     BadURIError,

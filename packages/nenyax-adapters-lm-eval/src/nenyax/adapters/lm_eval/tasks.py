@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import orjson
 
-from nenyax.adapters.lm_eval.spec import LmEvalSpec
+from nenyax.adapters.lm_eval.options import LmEvalSpec
 from nenyax.core import BadURIError, UsageError
 from nenyax.core.contract.failures import describe
 from nenyax.core.errors import did_you_mean

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import difflib
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from nenyax.adapters.nemo_gym import launcher, wire
 from nenyax.adapters.nemo_gym import rows as rowlib
 from nenyax.adapters.nemo_gym.environment import NemoGymEnvironment, Settings
-from nenyax.core import BadURIError, Capabilities, EnvURI, Manifest, Mode, Split
-
-KEYS = ("rows", "dataset", "gold_field", "reference", "max_turns", "tool_errors", "timeout")
-"""Query keys of the adapter; ``config.<key>=value`` sets a started server's config."""
-DEFAULT_TIMEOUT = 120.0
-TOOL_MAX_TURNS = 10
-"""Actions allowed per episode when the rows offer tools (one answer otherwise)."""
-
-
-def _suggest(word: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6)
-    return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+from nenyax.adapters.nemo_gym.options import OPTIONS, TOOL_MAX_TURNS
+from nenyax.core import BadURIError, Capabilities, EnvURI, LoadContext, Manifest, Mode, Split
+from nenyax.core.toolkit.options import Read
+from nenyax.core.toolkit.suggest import did_you_mean
 
 
 def _url(target: str) -> str:
@@ -33,17 +24,9 @@ def _url(target: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def _number(params: dict[str, Any], key: str, default: float, *, minimum: float, kind: type = float) -> Any:
-    value = params.pop(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum or kind(value) != value:
-        msg = f"?{key} must be a {'whole ' if kind is int else ''}number of at least {minimum:g}, got {value!r}."
-        raise BadURIError(msg)
-    return kind(value)
-
-
-def _rows_path(params: dict[str, Any]) -> Path | None:
-    value = params.pop("rows", None)
-    return None if value is None else Path(str(value)).expanduser().resolve()
+def _rows_path(read: Read) -> Path | None:
+    value = read["rows"]
+    return None if value is None else Path(value).expanduser().resolve()
 
 
 class NemoGymAdapter:
@@ -57,22 +40,18 @@ class NemoGymAdapter:
         """The two servers the adapter is measured on, started here (needs nemo-gym; see `launcher`)."""
         return self._examples if self._examples is not None else ["nemo_gym:mcqa", "nemo_gym:reasoning_gym"]
 
-    def load(self, uri: EnvURI, context: Any = None) -> NemoGymEnvironment:
+    def load(self, uri: EnvURI, context: LoadContext | None = None) -> NemoGymEnvironment:
         """Connect to (or start) the server and read its rows; every mistake is one sentence."""
-        params = dict(uri.params)
-        config = {k.split(".", 1)[1]: params.pop(k) for k in list(params) if k.startswith("config.")}
-        unknown = sorted(k for k in params if k not in KEYS)
-        if unknown:
-            msg = f"The nemo_gym adapter has no option {unknown[0]!r}." + _suggest(unknown[0], KEYS)
-            raise BadURIError(msg)
+        read = OPTIONS.read(uri)
+        config = read.prefixed["config"]
         if uri.target.startswith(("http://", "https://")):
-            if config or "dataset" in params:
+            if config or "dataset" in read.given:
                 msg = (
                     "?dataset and ?config.* apply to a server Nenyax starts (nemo_gym:<server>), not to a running one."
                 )
                 raise BadURIError(msg)
             url = _url(uri.target)
-            rows_path = _rows_path(params)
+            rows_path = _rows_path(read)
             if rows_path is None:
                 msg = (
                     "A resources server does not list its tasks: give the dataset rows, "
@@ -80,11 +59,11 @@ class NemoGymAdapter:
                 )
                 raise BadURIError(msg)
             netloc = urllib.parse.urlsplit(url).netloc
-            return self._environment(uri, params, url, rows_path, rows_path.stem, name=netloc, probe=True)
+            return self._environment(uri, read, url, rows_path, rows_path.stem, name=netloc, probe=True)
         process = launcher.acquire(uri.target, config)
         try:
-            rows_path = _rows_path(params)
-            dataset = str(params.pop("dataset", "example" if "example" in process.datasets else ""))
+            rows_path = _rows_path(read)
+            dataset = read["dataset"] or ("example" if "example" in process.datasets else "")
             if rows_path is None:
                 if not process.datasets:
                     msg = f"The server {uri.target!r} ships no dataset file here; give one with ?rows=<rows.jsonl>."
@@ -93,7 +72,7 @@ class NemoGymAdapter:
                 if dataset not in process.datasets:
                     msg = (
                         f"The server {uri.target!r} has no dataset {dataset!r} here; it has "
-                        f"{', '.join(sorted(process.datasets))}." + _suggest(dataset, process.datasets)
+                        f"{', '.join(sorted(process.datasets))}." + did_you_mean(dataset, process.datasets)
                     )
                     raise BadURIError(msg)
                 rows_path = Path(process.datasets[dataset])
@@ -101,7 +80,7 @@ class NemoGymAdapter:
             extra = {"started": True, "config": config, "datasets": sorted(process.datasets)}
             return self._environment(
                 uri,
-                params,
+                read,
                 process.url,
                 rows_path,
                 split,
@@ -117,7 +96,7 @@ class NemoGymAdapter:
     def _environment(
         self,
         uri: EnvURI,
-        params: dict[str, Any],
+        read: Read,
         url: str,
         rows_path: Path,
         split: str,
@@ -129,21 +108,17 @@ class NemoGymAdapter:
         probe: bool = False,
     ) -> NemoGymEnvironment:
         rows = rowlib.read_rows(rows_path)
-        gold = params.pop("gold_field", None)
-        gold_field = rowlib.pick_gold_field(rows, None if gold is None else str(gold))
+        gold_field = rowlib.pick_gold_field(rows, read["gold_field"])
         tools = sorted({t["name"] for row in rows for t in rowlib.tool_specs(row)})
-        tool_errors = str(params.pop("tool_errors", "fail"))
-        if tool_errors not in ("fail", "feedback"):
-            msg = f"?tool_errors must be 'fail' or 'feedback', got {tool_errors!r}."
-            raise BadURIError(msg)
+        tool_errors = read["tool_errors"]
         settings = Settings(
             rows_path=rows_path,
             split=split,
             gold_field=gold_field,
-            reference=str(params.pop("reference", rowlib.DEFAULT_REFERENCE)),
-            max_turns=_number(params, "max_turns", TOOL_MAX_TURNS if tools else 1, minimum=1, kind=int),
+            reference=read["reference"],
+            max_turns=read["max_turns"] or (TOOL_MAX_TURNS if tools else 1),
             tool_errors=tool_errors,
-            timeout=_number(params, "timeout", DEFAULT_TIMEOUT, minimum=0.001),
+            timeout=read["timeout"],
         )
         manifest = Manifest(
             uri=uri.raw,

@@ -20,7 +20,6 @@ from typing import Any
 import attrs
 
 from nenyax.adapters.nemo_gym import rows as rowlib
-from nenyax.adapters.nemo_gym.bridge import Bridge
 from nenyax.adapters.nemo_gym.responses import function_call, function_call_output, message, response_object
 from nenyax.adapters.nemo_gym.wire import Client, Reply
 from nenyax.core import (
@@ -35,6 +34,7 @@ from nenyax.core import (
     UnsupportedPolicyError,
     VerifierFailure,
 )
+from nenyax.core.toolkit.loops import LoopThread
 
 RESERVED = frozenset({"seed_session", "verify", "aggregate_metrics", "mcp"})
 """Routes of every resources server that are not tools."""
@@ -72,7 +72,7 @@ class NemoGymEnvironment(StepEnvironment):
         self.settings = settings
         self.client = Client(url, settings.timeout)
         self._ids = [f"{settings.split}/{i}" for i in range(len(rows))]
-        self._bridge = Bridge()
+        self._bridge = LoopThread("nenyax-nemo-gym")
         self._on_close = on_close
 
     def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:

@@ -9,7 +9,6 @@ when our end of its stdin closes, so it never outlives us.
 from __future__ import annotations
 
 import atexit
-import difflib
 import importlib.util
 import json
 import os
@@ -24,6 +23,7 @@ from typing import Any
 import attrs
 
 from nenyax.core import BadURIError, EnvironmentFailure, UsageError
+from nenyax.core.toolkit.suggest import did_you_mean
 
 PYTHON_ENV = "NENYAX_NEMO_GYM_PYTHON"
 """Environment variable naming the Python interpreter that has nemo-gym installed."""
@@ -138,9 +138,7 @@ def start_server(
         log_line = _last_log_line(dead.log)
         dead.stop()
         if isinstance(payload, dict) and "known" in payload:
-            close = difflib.get_close_matches(server or "", payload["known"], n=3, cutoff=0.6)
-            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            raise BadURIError(payload["error"] + hint)
+            raise BadURIError(payload["error"] + did_you_mean(server or "", payload["known"]))
         if isinstance(payload, dict) and "error" in payload:
             raise EnvironmentFailure(payload["error"] + (f" Its log ends: {log_line}" if log_line else ""))
         why = f"its log ends: {log_line}" if log_line else "it printed nothing"

@@ -10,15 +10,12 @@ against the action schema before it is sent; `PolicyFailure` says what was wrong
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from nenyax.adapters.openenv.schema import ActionSchema
 from nenyax.core import PolicyFailure
+from nenyax.core.toolkit.codec import candidates, clip, reply_text
 
-_ACTION_TAG = re.compile(r"<action>(.*?)</action>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
-_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 OBSERVATION_BOOKKEEPING = frozenset({"done", "reward", "metadata"})
 """Observation schema fields the wire lifts out of the observation (shown separately or not at all)."""
 
@@ -63,32 +60,13 @@ def observation_message(observation: dict[str, Any], last_reward: float | None) 
     return "\n".join(parts)
 
 
-def _candidates(text: str) -> tuple[list[str], bool]:
-    """Where the action may be written, and whether the reply tagged it."""
-    tags = _ACTION_TAG.findall(text)
-    if tags:
-        return [_FENCE.sub("", tags[-1].strip()).strip()], True
-    stripped = _FENCE.sub("", text.strip()).strip()
-    found = [stripped]
-    objects = _OBJECT.findall(stripped)
-    if objects:
-        found.append(objects[-1])
-    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
-    if len(lines) > 1:
-        found.append(lines[-1])
-    return found, False
-
-
 def parse(action: ActionSchema, text: str) -> dict[str, Any]:
     """The action a model's reply names, validated; `PolicyFailure` in one sentence when there is none."""
-    if not isinstance(text, str):
-        msg = f"Expected the model's reply as text, got {type(text).__name__}."
-        raise PolicyFailure(msg)
     first_problem = None
-    candidates, tagged = _candidates(text)
+    found, tagged = candidates(reply_text(text), objects=True)
     single = next(iter(action.fields.values())) if len(action.fields) == 1 else None
     text_field = single is not None and action.resolve(single).get("type") == "string"
-    for candidate in candidates:
+    for candidate in found:
         if not candidate:
             continue
         try:
@@ -97,7 +75,7 @@ def parse(action: ActionSchema, text: str) -> dict[str, Any]:
             if text_field:
                 value = candidate  # plain text for an action of one string field
             elif tagged:
-                first_problem = f"{_clip(candidate)} is not JSON"
+                first_problem = f"{clip(candidate)} is not JSON"
                 continue
             else:
                 continue
@@ -105,12 +83,7 @@ def parse(action: ActionSchema, text: str) -> dict[str, Any]:
         problems = action.problems(wrapped)
         if not problems:
             return wrapped  # type: ignore[no-any-return]
-        first_problem = first_problem or f"{_clip(candidate)} does not fit the action schema ({problems[0]})"
+        first_problem = first_problem or f"{clip(candidate)} does not fit the action schema ({problems[0]})"
     reason = first_problem or "no JSON action was found"
     msg = f"Could not read an action from the reply: {reason}; expected {action.describe()} inside <action></action>."
     raise PolicyFailure(msg)
-
-
-def _clip(text: str, limit: int = 60) -> str:
-    one = " ".join(text.split())
-    return repr(one if len(one) <= limit else one[: limit - 3] + "...")

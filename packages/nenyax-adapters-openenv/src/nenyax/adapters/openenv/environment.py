@@ -11,13 +11,13 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from nenyax.adapters.openenv import codec
-from nenyax.adapters.openenv._loop import LoopThread
 from nenyax.adapters.openenv.server import ServerInfo, fetch, reset_frame
 from nenyax.adapters.openenv.session import OpenEnvSession, check_seed
 from nenyax.core import BadURIError, Capabilities, Manifest, Mode, Split, StepEnvironment
+from nenyax.core.toolkit.loops import LoopThread
 
 if TYPE_CHECKING:
-    from nenyax.adapters.openenv.adapter import ServerSpec
+    from nenyax.adapters.openenv.options import ServerSpec
 
 TASK_PREFIX = "seed/"
 SEEDS_SPLIT = "seeds"
@@ -158,11 +158,11 @@ class OpenEnvEnvironment(StepEnvironment):
     def session(self, task: str | None = None, seed: int | None = None) -> OpenEnvSession:
         """Synchronous `asession`: the session's connection lives on its own loop thread until `close`."""
         session = OpenEnvSession(self, *self._episode(task, seed))
-        runner = LoopThread()
+        runner = LoopThread("nenyax-openenv-session")
         try:
             runner.run(session.start())
         except BaseException:
-            runner.stop()
+            runner.close()
             raise
         session._runner = runner
         return session

@@ -19,14 +19,14 @@ import aiohttp
 import attrs
 import orjson
 
-from nenyax.adapters.openenv._loop import run_sync
 from nenyax.adapters.openenv.schema import ActionSchema
 from nenyax.adapters.openenv.tasks import ServedTask, TaskCatalog, discover
 from nenyax.adapters.openenv.wire import CAPACITY_REACHED, Channel, Reply, ServerError, get_json, observation_reply
 from nenyax.core import BadURIError, EnvironmentFailure, InfraFailure
+from nenyax.core.toolkit.loops import run_sync
 
 if TYPE_CHECKING:
-    from nenyax.adapters.openenv.adapter import ServerSpec
+    from nenyax.adapters.openenv.options import ServerSpec
 
 PROBE_SEED = 0
 PROBE_RESETS = 3

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from nenyax.adapters.openenv import codec
-from nenyax.adapters.openenv._loop import LoopThread
 from nenyax.adapters.openenv.server import lookup, open_channel, read_state
 from nenyax.adapters.openenv.wire import VALIDATION_ERROR, Channel, Reply, ServerError, observation_reply
 from nenyax.core import (
@@ -22,6 +21,7 @@ from nenyax.core import (
     Step,
     UnsupportedPolicyError,
 )
+from nenyax.core.toolkit.loops import LoopThread
 
 if TYPE_CHECKING:
     from nenyax.adapters.openenv.environment import OpenEnvEnvironment
@@ -182,10 +182,7 @@ class OpenEnvSession(Session):
         runner, self._runner = self._runner, None
         if runner is None:
             return
-        try:
-            runner.run(self.aclose())
-        finally:
-            runner.stop()
+        runner.close(self.aclose())
 
     # ---- text codec
 

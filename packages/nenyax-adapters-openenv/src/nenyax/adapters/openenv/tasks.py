@@ -26,7 +26,7 @@ from nenyax.adapters.openenv.wire import clip, reason
 from nenyax.core import BadURIError, EnvironmentFailure, InfraFailure
 
 if TYPE_CHECKING:
-    from nenyax.adapters.openenv.adapter import ServerSpec
+    from nenyax.adapters.openenv.options import ServerSpec
 
 ABSENT = frozenset({404, 405, 501})
 """Statuses that mean "no Task API here": no such route (openenv-core 0.3), or OpenEnv 0.10's 501 for an

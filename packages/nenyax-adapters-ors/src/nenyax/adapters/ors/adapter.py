@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nenyax.adapters.ors.spec import QUICKSTART, parse_spec
-from nenyax.core import EnvURI
+from nenyax.adapters.ors.options import QUICKSTART, parse_spec
+from nenyax.core import EnvURI, LoadContext
 
 
 class OrsAdapter:
@@ -15,7 +15,7 @@ class OrsAdapter:
         """`examples` are URIs of running servers (the default is the ors-sdk quickstart's address)."""
         self._examples = [str(e) for e in examples]
 
-    def load(self, uri: EnvURI, context: Any = None) -> Any:
+    def load(self, uri: EnvURI, context: LoadContext | None = None) -> Any:
         """Ask the server what it serves (tools, splits, tasks) and return the environment."""
         from nenyax.adapters.ors.discovery import discover
         from nenyax.adapters.ors.environment import OrsEnvironment

@@ -6,9 +6,11 @@ from typing import Any
 
 import attrs
 
-from nenyax.adapters.ors.spec import OrsSpec, suggest
-from nenyax.adapters.ors.wire import Client, Refused, new_http, run_blocking
+from nenyax.adapters.ors.options import OrsSpec
+from nenyax.adapters.ors.wire import Client, Refused, new_http
 from nenyax.core import BadURIError, EnvironmentFailure
+from nenyax.core.toolkit.loops import run_sync
+from nenyax.core.toolkit.suggest import did_you_mean
 
 
 @attrs.frozen(kw_only=True)
@@ -56,7 +58,7 @@ async def _environments(client: Client, spec: OrsSpec) -> tuple[str, tuple[str, 
         return names[0], names
     # The server matches names case-insensitively; keep the URI's spelling.
     if spec.env.lower() not in {n.lower() for n in names}:
-        msg = f"The ORS server at {spec.base_url} serves no environment {spec.env!r}." + suggest(
+        msg = f"The ORS server at {spec.base_url} serves no environment {spec.env!r}." + did_you_mean(
             spec.env, names, "environment"
         )
         raise BadURIError(msg)
@@ -120,4 +122,4 @@ async def _discover(spec: OrsSpec) -> ServerInfo:
 
 def discover(spec: OrsSpec) -> ServerInfo:
     """Ask the server `spec` names what it serves; unreachable is `InfraFailure`, a wrong name `BadURIError`."""
-    return run_blocking(_discover(spec))
+    return run_sync(_discover(spec))

@@ -8,15 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nenyax.adapters.ors.answers import Answers, find_answers, string_argument
-from nenyax.adapters.ors.spec import suggest
-from nenyax.adapters.ors.wire import Connections, run_blocking
+from nenyax.adapters.ors.reference import Answers, find_answers, string_argument
+from nenyax.adapters.ors.wire import Connections
 from nenyax.core import BadURIError, Capabilities, Manifest, Mode, Split, StepEnvironment
+from nenyax.core.toolkit.loops import run_sync
+from nenyax.core.toolkit.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from nenyax.adapters.ors.discovery import ServerInfo
+    from nenyax.adapters.ors.options import OrsSpec
     from nenyax.adapters.ors.session import OrsSession
-    from nenyax.adapters.ors.spec import OrsSpec
 
 
 def tasks_digest(tasks: tuple[Any, ...] | None, count: int) -> str:
@@ -34,7 +35,7 @@ class OrsEnvironment(StepEnvironment):
         self.info = info
         names = [name for name, _type in info.splits]
         if spec.split is not None and spec.split not in names:
-            msg = f"{info.env} has no split {spec.split!r}." + suggest(spec.split, names, "split")
+            msg = f"{info.env} has no split {spec.split!r}." + did_you_mean(spec.split, names, "split")
             raise BadURIError(msg)
         if not names:
             msg = f"{info.env} at {spec.base_url} lists no splits, so it has no tasks to play."
@@ -116,7 +117,7 @@ class OrsEnvironment(StepEnvironment):
             return None
         by_name = {t.get("name"): t for t in self.info.tools}
         if wanted not in by_name:
-            msg = f"{self.info.env} has no tool {wanted!r} to send plain replies to." + suggest(
+            msg = f"{self.info.env} has no tool {wanted!r} to send plain replies to." + did_you_mean(
                 wanted, [str(n) for n in by_name], "tool"
             )
             raise BadURIError(msg)
@@ -132,7 +133,7 @@ class OrsEnvironment(StepEnvironment):
         """``<split>/0`` ... in the server's order (the URI's split, else the server's first, by default)."""
         split = split or self.default_split
         if split not in self.info.counts:
-            msg = f"{self.info.env} has no split {split!r}." + suggest(split, self.info.counts, "split")
+            msg = f"{self.info.env} has no split {split!r}." + did_you_mean(split, self.info.counts, "split")
             raise BadURIError(msg)
         count = self.info.counts[split] if limit is None else min(limit, self.info.counts[split])
         return [f"{split}/{index}" for index in range(count)]
@@ -165,4 +166,4 @@ class OrsEnvironment(StepEnvironment):
         from nenyax.adapters.ors.session import OrsSession
 
         split, index = self.parse_task(task if task is not None else f"{self.default_split}/0")
-        return run_blocking(OrsSession.open(self, split, index, lease=False))
+        return run_sync(OrsSession.open(self, split, index, lease=False))

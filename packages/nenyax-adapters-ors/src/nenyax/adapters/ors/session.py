@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from nenyax.adapters.ors import codec
 from nenyax.adapters.ors.results import Output, read_output
-from nenyax.adapters.ors.wire import Client, Refused, new_http, run_blocking
+from nenyax.adapters.ors.wire import Client, Refused, new_http
 from nenyax.core import (
     EnvironmentFailure,
     InfraFailure,
@@ -23,6 +23,7 @@ from nenyax.core import (
     Step,
     UnsupportedPolicyError,
 )
+from nenyax.core.toolkit.loops import run_sync
 
 if TYPE_CHECKING:
     import aiohttp
@@ -173,7 +174,7 @@ class OrsSession(Session):
 
     def act(self, action: Any) -> Step:
         """Synchronous `aact`."""
-        return run_blocking(self.aact(action))
+        return run_sync(self.aact(action))
 
     def tool_call(self, action: Any) -> tuple[str, Any] | None:
         """Every ORS action is a tool call: its name and input (a malformed one is `act`'s to refuse)."""
@@ -202,7 +203,7 @@ class OrsSession(Session):
 
     def close(self) -> None:
         """Synchronous `aclose`."""
-        run_blocking(self.aclose())
+        run_sync(self.aclose())
 
     def judge(self, steps: Sequence[Step]) -> Judgment:
         """The sum of the calls' rewards; feedback quotes the last result."""

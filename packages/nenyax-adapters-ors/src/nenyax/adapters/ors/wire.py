@@ -9,20 +9,16 @@ events is `VerifierFailure` (the call's verdict cannot be read, so the episode i
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import json
 import os
 import weakref
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any
 
 import aiohttp
 
 from nenyax.adapters.ors._version import __version__
 from nenyax.adapters.ors.sse import MalformedStream, read_events
 from nenyax.core import EnvironmentFailure, InfraFailure, VerifierFailure
-
-T = TypeVar("T")
 
 USER_AGENT = f"nenyax-adapters-ors/{__version__}"
 HEARTBEAT_S = 30.0
@@ -70,17 +66,6 @@ async def _detail(resp: aiohttp.ClientResponse) -> str:
         return " ".join(text.split())[:300] or resp.reason or ""
     detail = body.get("detail", body) if isinstance(body, dict) else body
     return detail if isinstance(detail, str) else json.dumps(detail)[:300]
-
-
-def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
-    """Run `coro` to completion from synchronous code, also inside a running loop (Jupyter, `nenyax check`)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    # Blocking a running loop's thread on itself would deadlock: use a fresh loop in a worker thread.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="nenyax-ors") as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 class Client:

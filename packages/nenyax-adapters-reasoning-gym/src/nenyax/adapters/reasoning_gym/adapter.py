@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any
 
 from nenyax.adapters.reasoning_gym.environment import ReasoningGymEnvironment
-from nenyax.adapters.reasoning_gym.spec import parse_spec
-from nenyax.core import AdapterCapabilities, Listing
+from nenyax.adapters.reasoning_gym.options import parse_spec
+from nenyax.core import AdapterCapabilities, Listing, LoadContext
 from nenyax.core.contract.uri import EnvURI
 from reasoning_gym.factory import DATASETS
 
@@ -17,7 +16,7 @@ class ReasoningGymAdapter:
 
     capabilities = AdapterCapabilities(listing=True)
 
-    def load(self, uri: EnvURI, context: Any = None) -> ReasoningGymEnvironment:
+    def load(self, uri: EnvURI, context: LoadContext | None = None) -> ReasoningGymEnvironment:
         """Build the environment for `uri`; a bad dataset, key or value is a `BadURIError`."""
         return ReasoningGymEnvironment(uri.raw, parse_spec(uri))
 

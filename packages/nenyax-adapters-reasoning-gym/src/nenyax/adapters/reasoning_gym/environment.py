@@ -10,20 +10,19 @@ import random
 from typing import TYPE_CHECKING, Any
 
 import reasoning_gym
-from nenyax.adapters.reasoning_gym.answers import reference_answer
-from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
+from nenyax.adapters.reasoning_gym.reference import reference_answer
+from nenyax.core.contract.manifest import Manifest, Mode, Split
 from nenyax.core.contract.trajectory import Judgment
 from nenyax.core.contract.uri import MAX_SEED
-from nenyax.core.engine.answers import ANSWER_RULES, quoted
 from nenyax.core.engine.environment import StepEnvironment
-from nenyax.core.engine.qa import QuestionSession
 from nenyax.core.errors import BadURIError, VerifierFailure
 from nenyax.core.plugins.judge import JudgeCapabilities
+from nenyax.core.toolkit.qa import ANSWER_RULES, QuestionSession, question_capabilities, quoted
 from reasoning_gym.composite import DatasetSpec as RGSpec
 from reasoning_gym.utils import SYSTEM_PROMPTS
 
 if TYPE_CHECKING:
-    from nenyax.adapters.reasoning_gym.spec import DatasetSpec
+    from nenyax.adapters.reasoning_gym.options import DatasetSpec
 
 # Puzzles with many valid answers and no example one in the metadata: only a solver could answer.
 NO_REFERENCE = frozenset({"boxnet", "rush_hour"})
@@ -80,13 +79,7 @@ class ReasoningGymEnvironment(StepEnvironment):
                     "prompt": spec.prompt,
                     "pythonhashseed_sensitive": sorted(HASH_SEED_SENSITIVE & set(spec.names)),
                 },
-                capabilities=Capabilities(
-                    seeded=True,
-                    stable_task_ids=True,
-                    reference_policy=has_reference,
-                    multi_turn=False,
-                    max_turns=1,
-                ),
+                capabilities=question_capabilities(seeded=True, reference_policy=has_reference),
             )
         )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nenyax.core import EnvURI
+from nenyax.core import EnvURI, LoadContext
 
 EXAMPLE = "verifiers:nenyax.adapters.verifiers.demo:load_environment"
 """An environment shipped here, built offline with whichever API the installed verifiers offers."""
@@ -17,11 +17,11 @@ class VerifiersAdapter:
         """`examples` are URIs that load offline (the default is the demo shipped with this adapter)."""
         self._examples = [str(e) for e in examples]
 
-    def load(self, uri: EnvURI, context: Any = None) -> Any:
+    def load(self, uri: EnvURI, context: LoadContext | None = None) -> Any:
         """Import what the URI names, tell the API from the object, and wrap it."""
         from nenyax.adapters.verifiers.library import installed
+        from nenyax.adapters.verifiers.options import parse_spec
         from nenyax.adapters.verifiers.resolve import resolve
-        from nenyax.adapters.verifiers.spec import parse_spec
 
         spec = parse_spec(uri)
         library = installed()

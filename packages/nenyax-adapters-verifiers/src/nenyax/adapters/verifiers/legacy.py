@@ -12,10 +12,10 @@ import os
 from copy import deepcopy
 from typing import Any
 
-from nenyax.adapters.verifiers.answers import fill, legacy_reply
 from nenyax.adapters.verifiers.library import Library
+from nenyax.adapters.verifiers.options import VerifiersSpec
 from nenyax.adapters.verifiers.records import KEY_VAR, digest_rows, error_text, jsonable, messages, numbers
-from nenyax.adapters.verifiers.spec import VerifiersSpec
+from nenyax.adapters.verifiers.reference import fill, legacy_reply
 from nenyax.core import (
     BadURIError,
     Capabilities,
@@ -33,6 +33,7 @@ from nenyax.core import (
 )
 from nenyax.core.contract.failures import describe
 from nenyax.core.errors import did_you_mean
+from nenyax.core.toolkit.tasks import pick
 
 _ROW_KEYS = ("prompt", "example_id", "answer", "info")
 """The `RolloutInput` fields a row carries (a string ``task`` column would be refused by verifiers)."""
@@ -129,10 +130,7 @@ class LegacyVerifiersEnvironment(RolloutEnvironment):
 
     def _row(self, task_id: str | None) -> dict[str, Any]:
         key = task_id if task_id is not None else self.task_ids(limit=1)[0]
-        row = self.rows.get(key)
-        if row is None:
-            raise BadURIError(f"{key!r} is not a task of {self.uri}.{did_you_mean(key, self.rows, 'task')}")
-        return row
+        return self.rows[pick(self.uri, key, self.rows)]
 
     def _client(self, episode: NativeEpisode) -> Any:
         from verifiers.legacy.types import ClientConfig

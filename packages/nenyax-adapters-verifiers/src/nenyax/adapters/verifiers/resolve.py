@@ -19,7 +19,7 @@ from typing import Any, Literal
 import attrs
 
 from nenyax.adapters.verifiers.library import Library, need_legacy, need_v1
-from nenyax.adapters.verifiers.spec import VerifiersSpec
+from nenyax.adapters.verifiers.options import VerifiersSpec
 from nenyax.core import BadURIError, UsageError
 from nenyax.core.contract.failures import describe
 from nenyax.core.errors import did_you_mean

@@ -14,11 +14,11 @@ import itertools
 import os
 from typing import Any
 
-from nenyax.adapters.verifiers.answers import DEFAULT_V1, fill
 from nenyax.adapters.verifiers.library import Library
+from nenyax.adapters.verifiers.options import VerifiersSpec
 from nenyax.adapters.verifiers.records import KEY_VAR, digest_rows, error_text, jsonable, messages, numbers
+from nenyax.adapters.verifiers.reference import DEFAULT_V1, fill
 from nenyax.adapters.verifiers.resolve import Resolved
-from nenyax.adapters.verifiers.spec import VerifiersSpec
 from nenyax.core import (
     BadURIError,
     Capabilities,
@@ -34,7 +34,7 @@ from nenyax.core import (
     UsageError,
 )
 from nenyax.core.contract.failures import describe
-from nenyax.core.errors import did_you_mean
+from nenyax.core.toolkit.tasks import one_split_ids, pick
 
 MAX_TASKS = 100_000
 """How many tasks of an unbounded (streamed) taskset are listed."""
@@ -128,16 +128,10 @@ class V1VerifiersEnvironment(RolloutEnvironment):
 
     def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
         """The tasks' ids, in the taskset's order."""
-        if split not in (None, "tasks"):
-            raise BadURIError(f"{self.uri} has one split, 'tasks', not {split!r}.")
-        ids = list(self.tasks)
-        return ids if limit is None else ids[:limit]
+        return one_split_ids(self.uri, self.tasks, split, limit)
 
     def _task(self, task_id: str | None) -> Any:
-        key = task_id if task_id is not None else next(iter(self.tasks))
-        if key not in self.tasks:
-            raise BadURIError(f"{key!r} is not a task of {self.uri}.{did_you_mean(key, self.tasks, 'task')}")
-        return self.tasks[key]
+        return self.tasks[pick(self.uri, task_id, self.tasks)]
 
     async def run(self, episode: NativeEpisode) -> NativeResult:
         """One `run_episode` of the task in a fresh `Env`, graded by the task's rewards."""

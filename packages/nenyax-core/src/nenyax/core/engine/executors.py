@@ -20,18 +20,21 @@ entry point (group ``nenyax.executors``, `nenyax.core.plugins.seams`), so core n
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import os
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import attrs
 
 from nenyax.core.contract.events import NO_OBSERVERS, EpisodeEnded, EpisodeStarted, Observers
-from nenyax.core.errors import UsageError, did_you_mean
+from nenyax.core.contract.trajectory import Status, Timing, Trajectory
+from nenyax.core.errors import UsageError, WorkerLostError, did_you_mean, plural
 from nenyax.core.plugins import seams
 
 if TYPE_CHECKING:
-    from nenyax.core.contract.trajectory import Trajectory
     from nenyax.core.engine.environment import Environment
     from nenyax.core.engine.policies import Policy
 
@@ -44,7 +47,7 @@ class Job(NamedTuple):
     sample: int
 
 
-TrajectoryFinished = Callable[[int, "Trajectory"], None]
+TrajectoryFinished = Callable[[int, Trajectory], None]
 """``on_trajectory(index, trajectory)``: the one callback an executor hands every trajectory to.
 
 `index` is the job's position in `Plan.jobs`. It is called in the process and on the event loop that
@@ -96,6 +99,125 @@ def publish_played_elsewhere(observers: Observers, trajectory: Trajectory) -> No
         observers.publish(observers.episode_started, event)
     if observers.episode_ended:
         observers.publish(observers.episode_ended, EpisodeEnded(trajectory=trajectory), stop_on_essential=True)
+
+
+def default_workers() -> int:
+    """One worker per CPU this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def hand_over(plan: Plan, on_trajectory: TrajectoryFinished, index: int, trajectory: Trajectory) -> None:
+    """The one place a dealer hands over a trajectory that came back (or was lost) from elsewhere.
+
+    Its events are published here first (the sink writes it), then `on_trajectory` gets it; an essential
+    observer's failure (a full disk) is raised, and the dealer stops the run, as in-process.
+    """
+    publish_played_elsewhere(plan.observers, trajectory)
+    on_trajectory(index, trajectory)
+
+
+def lost_trajectory(plan: Plan, job: Job, *, started: float, error: str) -> Trajectory:
+    """The ``infra_error`` trajectory of `job`, lost with the worker playing it since `started`.
+
+    `error` is the sentence a reader sees: which worker, what happened to it, whether it was replayed.
+    """
+    env = plan.env
+    return Trajectory(
+        env_uri=env.uri,
+        manifest_digest=env.digest,
+        mode=env.manifest.mode,
+        task_id=job.task,
+        seed=None,
+        policy=plan.policy.info,
+        status=Status.INFRA_ERROR,
+        judgment=None,
+        timing=Timing(started=started, ended=time.time()),
+        error=error,
+        group_id=job.group_id,
+        sample=job.sample,
+    )
+
+
+def workers_lost(what: str, died: int, detail: str, unplayed: int) -> WorkerLostError:
+    """The one `WorkerLostError` sentence ending a run whose `died` workers (`what`: their noun) took episodes.
+
+    `detail` says what became of the episodes under way there (in parentheses, or after a semicolon).
+    """
+    noun = plural(what) if died != 1 else what
+    return WorkerLostError(
+        f"{died} {noun} died during the run {detail}, and {unplayed} episode(s) were not played "
+        "(run them again, e.g. `nenyax eval --resume`)."
+    )
+
+
+class Dealer:
+    """The skeleton of an executor that deals a plan's jobs to workers elsewhere (processes, Ray actors).
+
+    `run` plays (`play`, the backend's own dealing), stops every worker on Ctrl-C (`interrupt`), always
+    closes (`close`), then raises the first failure, or one `WorkerLostError` (`lost`) when episodes were
+    left unplayed (`unplayed`). Every trajectory goes through `hand_over`; a failure (a user mistake, a
+    sink that cannot write) through `fail`, which stops new deals.
+    """
+
+    def __init__(self, plan: Plan, on_trajectory: TrajectoryFinished) -> None:
+        """Nothing is dealt until `run`."""
+        self.plan, self.on_trajectory = plan, on_trajectory
+        self.failed: list[BaseException] = []
+        self.interrupting = False
+
+    async def run(self) -> None:
+        """Play every job (see `Executor.play` for the contract)."""
+        try:
+            try:
+                await self.play()
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                self.interrupting = True
+                await self.interrupt()
+                raise
+        finally:
+            await self.close()
+        self.settle()
+        if self.failed:
+            raise self.failed[0]
+        if self.unplayed():
+            raise self.lost()
+
+    def hand_over(self, index: int, trajectory: Trajectory) -> None:
+        """Hand a trajectory that came back (or was lost) over; a sink that fails stops the run, as in-process."""
+        try:
+            hand_over(self.plan, self.on_trajectory, index, trajectory)
+        except BaseException as exc:  # noqa: BLE001 - the sink failed (a full disk): raised once the run stops
+            self.fail(exc)
+
+    def fail(self, exc: BaseException) -> None:
+        """Record a failure: no new episodes are dealt, and the first is raised when the run stops."""
+        self.failed.append(exc)
+
+    async def play(self) -> None:
+        """Start the workers and deal until every job came back or nothing more can be played."""
+        raise NotImplementedError
+
+    async def interrupt(self) -> None:
+        """Ctrl-C: every worker hands its episodes over as interrupted, or is stopped after a grace period."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Stop every worker and release what the run holds (also after a failure or an interrupt)."""
+        raise NotImplementedError
+
+    def settle(self) -> None:
+        """After `close`: account for what no worker will play (nothing to do by default)."""
+
+    def unplayed(self) -> int:
+        """How many jobs were never played to the end."""
+        raise NotImplementedError
+
+    def lost(self) -> WorkerLostError:
+        """The one sentence ending a run that lost workers with episodes left (`workers_lost`)."""
+        raise NotImplementedError
 
 
 class Executor(Protocol):

@@ -22,7 +22,6 @@ import asyncio
 import collections
 import contextlib
 import multiprocessing
-import os
 import pickle
 import signal
 import time
@@ -33,26 +32,26 @@ import attrs
 
 from nenyax.core.contract.failures import describe
 from nenyax.core.contract.manifest import Mode
-from nenyax.core.contract.trajectory import Status, Timing, Trajectory
-from nenyax.core.engine.executors import Job, Plan, TrajectoryFinished, publish_played_elsewhere
+from nenyax.core.contract.trajectory import Trajectory
+from nenyax.core.engine.executors import (
+    Dealer,
+    Job,
+    Plan,
+    TrajectoryFinished,
+    default_workers,
+    lost_trajectory,
+    workers_lost,
+)
 from nenyax.core.engine.loader import EnvironmentSpec
 from nenyax.core.engine.runner import run_episode
 from nenyax.core.engine.travel import PolicyTicket, environment_spec, policy_ticket
-from nenyax.core.errors import CannotTravelError, NenyaxError, WorkerLostError, plural
+from nenyax.core.errors import CannotTravelError, NenyaxError, WorkerLostError
 from nenyax.core.models.proxy import RecordingProxy
 
 STOP_GRACE_S = 10.0
 """Seconds Ctrl-C waits for the workers to hand over their interrupted episodes before killing them."""
 
 _CONTEXT = multiprocessing.get_context("spawn")
-
-
-def default_workers() -> int:
-    """One worker per CPU this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 class ProcessPool:
@@ -71,7 +70,7 @@ class ProcessPool:
         if not plan.jobs:
             return
         run = _Run(plan, spec, ticket, on_trajectory, min(self.workers, len(plan.jobs)))
-        await run.go()
+        await run.run()
 
 
 @attrs.define(eq=False)
@@ -85,45 +84,37 @@ class _Worker:
     ended: bool = False
 
 
-class _Run:
+class _Run(Dealer):
     """One `play`: the workers, the jobs left to deal, and what came back."""
 
     def __init__(
         self, plan: Plan, spec: EnvironmentSpec, ticket: PolicyTicket, on_trajectory: TrajectoryFinished, count: int
     ) -> None:
-        self.plan, self.spec, self.ticket, self.on_trajectory = plan, spec, ticket, on_trajectory
+        super().__init__(plan, on_trajectory)
+        self.spec, self.ticket = spec, ticket
         self.count = count
         # What a worker holds: what it plays at once, and as many ready to start, topped up once half is
         # played (one message per half window, not one per episode).
         self.window = 2 * plan.concurrency
         self.todo: collections.deque[tuple[int, Job]] = collections.deque(enumerate(plan.jobs))
         self.workers: list[_Worker] = []
-        self.failed: list[BaseException] = []
         self.dead: list[tuple[int, int | None, int]] = []  # (worker, exit code, episodes lost)
-        self.interrupting = False
         self.all_ended: asyncio.Future[None] | None = None
 
     # ------------------------------------------------------------ the parent's side
 
-    async def go(self) -> None:
+    async def play(self) -> None:
         loop = asyncio.get_running_loop()
         self.all_ended = loop.create_future()
-        try:
-            for number in range(self.count):
-                self._start(loop, number)
-            for worker in self.workers:
-                self._deal(worker)
-            try:
-                await asyncio.shield(self.all_ended)
-            except (asyncio.CancelledError, KeyboardInterrupt):
-                await self._interrupt()
-                raise
-        finally:
-            self._close(loop)
-        if self.failed:
-            raise self.failed[0]
-        if self.todo or any(w.in_flight for w in self.workers):
-            self._raise_lost()
+        for number in range(self.count):
+            self._start(loop, number)
+        for worker in self.workers:
+            self._deal(worker)
+        await asyncio.shield(self.all_ended)
+
+    def fail(self, exc: BaseException) -> None:
+        super().fail(exc)
+        self._stop_all()
 
     def _start(self, loop: asyncio.AbstractEventLoop, number: int) -> None:
         mine, theirs = _CONTEXT.Pipe(duplex=True)
@@ -173,9 +164,8 @@ class _Run:
                 self._handle(worker, message)
             if not worker.ended:
                 self._deal(worker)
-        except BaseException as exc:  # noqa: BLE001 - the sink failed (a full disk): the run stops, as in-process
-            self.failed.append(exc)
-            self._stop_all()
+        except BaseException as exc:  # noqa: BLE001 - whatever fails here stops the run, as in-process
+            self.fail(exc)
 
     def _handle(self, worker: _Worker, message: tuple[Any, ...]) -> None:
         kind = message[0]
@@ -185,24 +175,17 @@ class _Run:
         elif kind in ("done", "interrupted"):
             _, index, trajectory = message
             worker.in_flight.pop(index, None)
-            self._trajectory_finished(index, trajectory)
+            self.hand_over(index, trajectory)
         elif kind == "raised":  # a user mistake inside an episode: no new episodes, then re-raised
             _, index, exc = message
             worker.in_flight.pop(index, None)
-            self.failed.append(exc)
-            self._stop_all()
+            self.fail(exc)
         elif kind == "dropped":  # dealt but never started, after a stop: played by nobody, raised below
             for index in message[1]:
                 job, _ = worker.in_flight.pop(index)
                 self.todo.append((index, job))
         elif kind == "broken":  # could not rebuild the environment or the policy: nothing can run
-            self.failed.append(message[1])
-            self._stop_all()
-
-    def _trajectory_finished(self, index: int, trajectory: Trajectory) -> None:
-        """The one place a trajectory from a worker (or lost with one) is handed to the caller."""
-        publish_played_elsewhere(self.plan.observers, trajectory)  # the sink writes it here
-        self.on_trajectory(index, trajectory)
+            self.fail(message[1])
 
     def _ended(self, worker: _Worker) -> None:
         """The worker's pipe closed: it exited, by itself or not."""
@@ -217,29 +200,16 @@ class _Run:
             worker.in_flight.clear()
             self.dead.append((worker.number, code, len(lost)))
             for index, (job, dealt) in lost:
-                self._trajectory_finished(index, self._lost(job, dealt, code))
+                self.hand_over(index, self._lost(job, dealt, code))
             for other in self.workers:
                 self._deal(other)  # what it would have played goes to the others
         if all(w.ended for w in self.workers) and self.all_ended is not None and not self.all_ended.done():
             self.all_ended.set_result(None)
 
     def _lost(self, job: Job, dealt: float, code: int | None) -> Trajectory:
-        env = self.plan.env
         how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-        return Trajectory(
-            env_uri=env.uri,
-            manifest_digest=env.digest,
-            mode=env.manifest.mode,
-            task_id=job.task,
-            seed=None,
-            policy=self.plan.policy.info,
-            status=Status.INFRA_ERROR,
-            judgment=None,
-            timing=Timing(started=dealt, ended=time.time()),
-            error=f"The worker process playing this episode {how} before the episode ended; it was not replayed.",
-            group_id=job.group_id,
-            sample=job.sample,
-        )
+        error = f"The worker process playing this episode {how} before the episode ended; it was not replayed."
+        return lost_trajectory(self.plan, job, started=dealt, error=error)
 
     def _stop_all(self) -> None:
         for worker in self.workers:
@@ -247,16 +217,16 @@ class _Run:
                 worker.stop_sent = True
                 self._send(worker, ("stop",))
 
-    async def _interrupt(self) -> None:
+    async def interrupt(self) -> None:
         """Ctrl-C: every worker cancels its episodes and hands them over, or is killed after a grace period."""
-        self.interrupting = True
         for worker in self.workers:
             if not worker.ended:
                 self._send(worker, ("interrupt",))
         if self.all_ended is not None:
             await asyncio.wait({self.all_ended}, timeout=STOP_GRACE_S)
 
-    def _close(self, loop: asyncio.AbstractEventLoop) -> None:
+    async def close(self) -> None:
+        loop = asyncio.get_running_loop()
         for worker in self.workers:
             if not worker.ended:
                 with contextlib.suppress(Exception):
@@ -272,17 +242,16 @@ class _Run:
                 process.kill()
                 process.join()
 
-    def _raise_lost(self) -> None:
-        unplayed = len(self.todo) + sum(len(w.in_flight) for w in self.workers)
+    def unplayed(self) -> int:
+        return len(self.todo) + sum(len(w.in_flight) for w in self.workers)
+
+    def lost(self) -> WorkerLostError:
+        unplayed = self.unplayed()
         died = len(self.dead)
         codes = ", ".join(str(code) for _, code, _ in self.dead) or "unknown"
         lost = sum(n for _, _, n in self.dead)
-        msg = (
-            f"{died} worker {plural('process') if died != 1 else 'process'} died during the run (exit code {codes}); "
-            f"the {lost} episode(s) under way there are recorded as infra_error, and {unplayed} episode(s) "
-            "were not played (run them again, e.g. `nenyax eval --resume`)."
-        )
-        raise WorkerLostError(msg)
+        detail = f"(exit code {codes}; the {lost} episode(s) under way there are recorded as infra_error)"
+        return workers_lost("worker process", died, detail, unplayed)
 
 
 # ---------------------------------------------------------------- the worker's side

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from nenyax.core.contract.trajectory import Group
-from nenyax.core.errors import InfraFailure, UsageError, did_you_mean
+from nenyax.core.errors import InfraFailure, UsageError
+from nenyax.core.toolkit.options import Option, Options
 from nenyax.learners.tinker.datums import LOSSES, batch
 from nenyax.learners.tinker.policy import TinkerPolicy
 
@@ -36,21 +37,25 @@ STATE_FILE = "tinker.json"
 """What `save` writes under its directory: the checkpoint's tinker path, the step, the base model."""
 
 PROVIDER_PREFIX = "tinker:"
+OPTIONS = Options(
+    "tinker",
+    Option("loss", str, choices=LOSSES, help="Tinker's RL loss."),
+    Option("scale", str, choices=("group", "none"), help="Advantages over the group's std, or only centred."),
+    Option("rank", int, positive=True, help="The LoRA rank."),
+    Option("max_tokens", int, positive=True, help="Tokens a rollout may sample."),
+    Option("lr", float, positive=True, help="Adam's learning rate."),
+    Option("temperature", float, minimum=0, help="The rollouts' sampling temperature."),
+    Option("weight_decay", float, minimum=0, help="AdamW's weight decay."),
+    Option("grad_clip_norm", float, minimum=0, help="The gradient norm clipped to (0: none)."),
+    kind="learner",
+    error=UsageError,
+)
+"""The settings checked before anything else (the others are Tinker's own)."""
 
 
 def _first_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-
-
-def _positive(name: str, value: Any, *, integer: bool = False, zero: bool = False) -> None:
-    kinds = (int,) if integer else (int, float)
-    ok = isinstance(value, kinds) and not isinstance(value, bool) and (value >= 0 if zero else value > 0)
-    if not ok:
-        what = "a whole number" if integer else "a number"
-        bound = "of at least 0" if zero else "above 0"
-        msg = f"The tinker learner's {name} must be {what} {bound}, not {value!r}."
-        raise UsageError(msg)
 
 
 def _wait(future: Any, doing: str) -> Any:
@@ -104,18 +109,16 @@ class TinkerLearner:
             msg = "The tinker learner needs the base model to train, as Tinker names it (e.g. --model Qwen/Qwen3-8B)."
             raise UsageError(msg)
         self.base_model = model.removeprefix(PROVIDER_PREFIX)
-        if loss not in LOSSES:
-            msg = f"The tinker learner has no loss {loss!r}." + did_you_mean(loss, LOSSES, "loss")
-            raise UsageError(msg)
-        if scale not in ("group", "none"):
-            msg = f"The tinker learner's scale must be 'group' or 'none', not {scale!r}."
-            raise UsageError(msg)
-        _positive("rank", rank, integer=True)
-        _positive("max_tokens", max_tokens, integer=True)
-        _positive("lr", lr)
-        _positive("temperature", temperature, zero=True)
-        for name, value in (("weight_decay", weight_decay), ("grad_clip_norm", grad_clip_norm)):
-            _positive(name, value, zero=True)
+        OPTIONS.check(
+            loss=loss,
+            scale=scale,
+            rank=rank,
+            max_tokens=max_tokens,
+            lr=lr,
+            temperature=temperature,
+            weight_decay=weight_decay,
+            grad_clip_norm=grad_clip_norm,
+        )
         key = os.environ.get(api_key_env)
         if not key:
             msg = (

@@ -9,7 +9,6 @@ behaviour policy: nothing is re-tokenised, nothing is re-sampled.
 
 from __future__ import annotations
 
-import math
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -21,6 +20,7 @@ from nenyax.core.contract.trajectory import Group, Trajectory
 from nenyax.core.engine.learning import group_advantages
 from nenyax.core.errors import UsageError
 from nenyax.core.models.endpoint import Endpoint
+from nenyax.core.toolkit.options import Option, Options
 from nenyax.learners.torch import losses
 from nenyax.learners.torch.batching import Batch, Sample, chunks, collate, samples_of
 from nenyax.learners.torch.weights import (
@@ -41,30 +41,37 @@ from nenyax.learners.torch.weights import (
 
 DEFAULT_MODEL = "local:smollm2-135m"
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+OPTIONS = Options(
+    "torch",
+    Option("lr", float, minimum=0, help="AdamW's learning rate."),
+    Option("epsilon", float, minimum=0, maximum=1, help="The importance ratio's lower clip."),
+    Option("epsilon_high", float, minimum=0, help="The importance ratio's upper clip (default: epsilon)."),
+    Option("delta", float, minimum=1, help="An upper cap of the unclipped ratio (off by default)."),
+    Option("beta", float, minimum=0, help="The KL weight (dpo: its temperature)."),
+    Option("loss_type", str, choices=losses.AGGREGATIONS, help="How token losses are aggregated."),
+    Option("importance_sampling_level", str, choices=("token", "sequence"), help="GSPO's level."),
+    Option("scale_rewards", str, choices=("group", "none"), help="Advantages over the group's std, or centred."),
+    Option("normalize_advantages", bool, help="rloo: standardise advantages over the batch."),
+    Option("max_completion_length", int, minimum=1, help="dr_grpo's constant."),
+    Option("max_grad_norm", float, minimum=0, help="The clip of the gradients' global norm (0: none)."),
+    Option("weight_decay", float, minimum=0, help="AdamW's weight decay."),
+    Option("epochs", int, minimum=1, help="Passes over an update's batch."),
+    Option("micro_batch", int, minimum=1, help="Samples per forward pass."),
+    Option("temperature", float, minimum=0, help="The policy's sampling temperature."),
+    Option("max_tokens", int, minimum=1, help="Tokens the policy may sample."),
+    Option("eval_temperature", float, minimum=0, help="eval_policy's temperature (0: greedy)."),
+    Option("dtype", str, choices=tuple(DTYPES), help="The weights' dtype."),
+    Option("seed", int, minimum=0, help="torch's and Python's RNG seed."),
+    kind="learner",
+    error=UsageError,
+)
+"""Every option but the model and the device, checked before anything loads."""
 POLICY_GRADIENT = ("grpo", "dapo", "gspo")
 
 
 def _score(trajectory: Trajectory) -> float:
     # Only trainable trajectories reach a learner; an unjudged one is a policy_error, the policy's fault.
     return trajectory.judgment.score if trajectory.judgment is not None else 0.0
-
-
-def _number(name: str, value: Any, *, low: float | None = None, high: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        msg = f"The learner's {name} must be a number, not {value!r}."
-        raise UsageError(msg)
-    if (low is not None and value < low) or (high is not None and value > high):
-        bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
-        msg = f"The learner's {name} must be {bounds}, not {value!r}."
-        raise UsageError(msg)
-    return float(value)
-
-
-def _count(name: str, value: Any, *, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        msg = f"The learner's {name} must be an integer of at least {low}, not {value!r}."
-        raise UsageError(msg)
-    return value
 
 
 def _device(name: str) -> torch.device:
@@ -155,44 +162,44 @@ class TorchLearner:
             "scale_rewards": scale_rewards,
         }
         settings.update({k: v for k, v in chosen.items() if v is not None})
-        self.lr = _number("lr", settings["lr"], low=0.0)
-        self.epsilon = _number("epsilon", settings["epsilon"], low=0.0, high=1.0)
-        high = settings["epsilon_high"]
-        self.epsilon_high = self.epsilon if high is None else _number("epsilon_high", high, low=0.0)
-        self.delta = None if delta is None else _number("delta", delta, low=1.0)
-        self.beta = _number("beta", settings["beta"], low=0.0)
-        if settings["loss_type"] not in losses.AGGREGATIONS:
-            names = ", ".join(losses.AGGREGATIONS)
-            msg = f"The learner's loss_type must be one of {names}, not {settings['loss_type']!r}."
-            raise UsageError(msg)
-        self.loss_type = settings["loss_type"]
-        if settings["importance_sampling_level"] not in ("token", "sequence"):
-            level = settings["importance_sampling_level"]
-            msg = f"The learner's importance_sampling_level must be 'token' or 'sequence', not {level!r}."
-            raise UsageError(msg)
-        self.level = settings["importance_sampling_level"]
-        if settings["scale_rewards"] not in ("group", "none"):
-            msg = f"The learner's scale_rewards must be 'group' or 'none', not {settings['scale_rewards']!r}."
-            raise UsageError(msg)
-        self.scale_rewards = settings["scale_rewards"]
-        if not isinstance(normalize_advantages, bool):
-            msg = f"The learner's normalize_advantages must be true or false, not {normalize_advantages!r}."
-            raise UsageError(msg)
-        self.normalize_advantages = normalize_advantages
-        self.max_completion_length = (
-            None if max_completion_length is None else _count("max_completion_length", max_completion_length)
+        checked = OPTIONS.check(
+            lr=settings["lr"],
+            epsilon=settings["epsilon"],
+            epsilon_high=settings["epsilon_high"],
+            delta=delta,
+            beta=settings["beta"],
+            loss_type=settings["loss_type"],
+            importance_sampling_level=settings["importance_sampling_level"],
+            scale_rewards=settings["scale_rewards"],
+            normalize_advantages=normalize_advantages,
+            max_completion_length=max_completion_length,
+            max_grad_norm=max_grad_norm,
+            weight_decay=weight_decay,
+            epochs=epochs,
+            micro_batch=micro_batch,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            eval_temperature=eval_temperature,
+            dtype=dtype,
+            seed=seed,
         )
-        self.max_grad_norm = _number("max_grad_norm", max_grad_norm, low=0.0)
-        self.weight_decay = _number("weight_decay", weight_decay, low=0.0)
-        self.epochs = _count("epochs", epochs)
-        self.micro_batch = _count("micro_batch", micro_batch)
-        self.temperature = _number("temperature", temperature, low=0.0)
-        self.max_tokens = None if max_tokens is None else _count("max_tokens", max_tokens)
-        self.eval_temperature = _number("eval_temperature", eval_temperature, low=0.0)
-        if dtype not in DTYPES:
-            msg = f"The learner's dtype must be one of {', '.join(DTYPES)}, not {dtype!r}."
-            raise UsageError(msg)
-        self.seed = _count("seed", seed, low=0)
+        self.lr, self.epsilon, self.delta, self.beta = (
+            checked["lr"],
+            checked["epsilon"],
+            checked["delta"],
+            checked["beta"],
+        )
+        self.epsilon_high = self.epsilon if checked["epsilon_high"] is None else checked["epsilon_high"]
+        self.loss_type = checked["loss_type"]
+        self.level = checked["importance_sampling_level"]
+        self.scale_rewards = checked["scale_rewards"]
+        self.normalize_advantages = checked["normalize_advantages"]
+        self.max_completion_length = checked["max_completion_length"]
+        self.max_grad_norm, self.weight_decay = checked["max_grad_norm"], checked["weight_decay"]
+        self.epochs, self.micro_batch = checked["epochs"], checked["micro_batch"]
+        self.temperature, self.max_tokens = checked["temperature"], checked["max_tokens"]
+        self.eval_temperature = checked["eval_temperature"]
+        self.seed = checked["seed"]
         self.device_name = device if isinstance(device, str) else repr(device)
         self.device = _device(self.device_name)
         self.dtype = dtype

@@ -14,6 +14,7 @@ import attrs
 from nenyax.core.contract.chat import SAMPLING_KEYS, ChatRequest, Delta, TextRequest
 from nenyax.core.contract.trajectory import ModelCall
 from nenyax.core.errors import RequestRefused, UsageError
+from nenyax.core.toolkit.options import Option, Options
 from nenyax.providers.local.engine import Completion, Engine, Extras, shared_engine
 from nenyax.providers.local.models import materialize, resolve_model
 from nenyax.providers.local.sampling import Sampling
@@ -58,6 +59,15 @@ def _extras_recorded(params: dict[str, Any]) -> dict[str, Any]:
 
 
 DTYPES = ("float32", "bfloat16", "float16", "int4")
+OPTIONS = Options(
+    "local",
+    Option("dtype", str, choices=tuple(DTYPES), help="How the weights are held: float32, bfloat16, float16, int4."),
+    Option("max_batch", int, minimum=1, help="Most concurrent requests decoded together."),
+    Option("batch_window_s", float, minimum=0, help="Seconds the worker waits for requests to join one batch."),
+    kind="provider",
+    error=UsageError,
+)
+"""The factory settings checked before a model loads (``device`` has a grammar of its own)."""
 _DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 
 
@@ -97,17 +107,9 @@ class LocalProvider:
         if not isinstance(device, str) or not _DEVICE.match(device):
             msg = f"The local provider's device must be auto, cpu, cuda, cuda:N or mps, not {device!r}."
             raise UsageError(msg)
-        if dtype not in DTYPES:
-            msg = f"The local provider's dtype must be one of {', '.join(DTYPES)}, not {dtype!r}."
-            raise UsageError(msg)
-        if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
-            msg = f"The local provider's max_batch must be an integer of at least 1, not {max_batch!r}."
-            raise UsageError(msg)
-        if isinstance(batch_window_s, bool) or not isinstance(batch_window_s, int | float) or batch_window_s < 0:
-            msg = f"The local provider's batch_window_s must be a number of seconds, not {batch_window_s!r}."
-            raise UsageError(msg)
+        checked = OPTIONS.check(dtype=dtype, max_batch=max_batch, batch_window_s=batch_window_s)
         self.device, self.dtype = device, dtype
-        self.max_batch, self.batch_window_s = max_batch, float(batch_window_s)
+        self.max_batch, self.batch_window_s = max_batch, checked["batch_window_s"]
         self._engines: dict[str, Engine] = {}
         self._revision: str | None = None
 

@@ -17,18 +17,10 @@ from pathlib import Path
 
 import attrs
 
+from nenyax.core.toolkit.sandbox import own_cgroups
+
 ROOT = Path("/sys/fs/cgroup")
 _V1_CONTROLLERS = ("memory", "pids", "cpu", "freezer")
-
-
-def _own_paths() -> dict[str, str]:
-    """This process's group per v1 controller (``memory`` -> ``/a/b``), and ``""`` for the v2 one."""
-    found: dict[str, str] = {}
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        for name in controllers.split(",") if controllers else [""]:
-            found[name] = path
-    return found
 
 
 @attrs.frozen
@@ -42,7 +34,7 @@ class CgroupTree:
     @classmethod
     def detect(cls) -> CgroupTree | None:
         """The hierarchy this machine gives us, or None when we cannot make groups in it."""
-        own = _own_paths()
+        own = own_cgroups()
         unified = ROOT / "cgroup.controllers"
         if unified.exists():  # pure v2
             base = ROOT / own.get("", "/").lstrip("/")

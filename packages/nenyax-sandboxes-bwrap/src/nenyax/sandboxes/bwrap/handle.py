@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import itertools
 import json
 import os
 import shutil
 import signal
-import tarfile
 import tempfile
 import time
 import uuid
@@ -30,12 +28,12 @@ from nenyax.core.errors import InfraFailure
 from nenyax.core.plugins.proxy_link import ProxyLink
 from nenyax.core.plugins.sandbox import (
     MAX_OUTPUT_BYTES,
-    ExecResult,
     NetworkPolicy,
     OutputCallback,
     SandboxImage,
 )
-from nenyax.core.plugins.sandbox_output import OutputCapture, captured_result
+from nenyax.core.plugins.sandbox_output import OutputCapture
+from nenyax.core.toolkit.sandbox import CapturedExec, kill_carrying, pack, unpack
 from nenyax.sandboxes.bwrap.cgroups import Group
 
 if TYPE_CHECKING:
@@ -54,7 +52,7 @@ async def _drain(stream: asyncio.StreamReader, capture: OutputCapture) -> None:
     capture.flush()
 
 
-class BwrapHandle:
+class BwrapHandle(CapturedExec):
     """A started sandbox (see the module docstring); an async context manager that stops it on exit."""
 
     def __init__(self, backend: BwrapSandbox, image: SandboxImage, proxy: str | None) -> None:
@@ -269,26 +267,7 @@ class BwrapHandle:
             await asyncio.to_thread(group.kill)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        for pid in _carrying(f"NENYAX_EXEC={marker}".encode()):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-
-    async def exec(
-        self,
-        command: Sequence[str] | str,
-        *,
-        cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        user: str | int | None = None,
-        on_output: OutputCallback | None = None,
-        max_output: int = MAX_OUTPUT_BYTES,
-    ) -> ExecResult:
-        """Run `command` inside (see `nenyax.core.plugins.sandbox.SandboxHandle.exec`)."""
-        code, out, err, timed_out, took = await self._run(
-            command, cwd=cwd, env=env, timeout=timeout, user=user, on_output=on_output, max_output=max_output
-        )
-        return captured_result(code, out, err, timed_out=timed_out, duration=took)
+        kill_carrying(f"NENYAX_EXEC={marker}".encode(), passes=1)
 
     # ------------------------------------------------------------------ files
 
@@ -300,12 +279,10 @@ class BwrapHandle:
         if not local.exists():
             msg = f"{local} does not exist on this machine."
             raise InfraFailure(msg)
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as archive:
-            archive.add(local, arcname=target.name, filter=_as_root)
         parent = str(target.parent)
         code, _, err, _, _ = await self._run(
-            ["sh", "-c", 'mkdir -p -- "$0" && tar -x --no-same-owner -f - -C "$0"', parent], stdin=buffer.getvalue()
+            ["sh", "-c", 'mkdir -p -- "$0" && tar -x --no-same-owner -f - -C "$0"', parent],
+            stdin=pack(local, target.name),
         )
         if code != 0:
             msg = f"Copying {local} into the sandbox at {target} failed: {err.text()[0].strip()}."
@@ -322,21 +299,9 @@ class BwrapHandle:
         if code != 0:
             msg = f"Copying {source} out of the sandbox failed: {err.text()[0].strip()}."
             raise InfraFailure(msg)
-        with tempfile.TemporaryDirectory(dir=self._box) as scratch:
-            with tarfile.open(fileobj=io.BytesIO(out.data())) as archive:
-                archive.extractall(scratch, filter="data")
-            landed = Path(scratch) / source.name
-            local.parent.mkdir(parents=True, exist_ok=True)
-            if landed.is_dir():
-                shutil.copytree(landed, local, dirs_exist_ok=True)
-            else:
-                shutil.copy2(landed, local)
-
-
-def _as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
-    info.uid = info.gid = 0
-    info.uname = info.gname = "root"
-    return info
+        if not unpack(out.data(), source.name, local, scratch=self._box):
+            msg = f"Copying {source} out of the sandbox brought back nothing."
+            raise InfraFailure(msg)
 
 
 def _first_line(fd: int) -> bytes:
@@ -362,13 +327,3 @@ async def _until_child_runs(pid: int, cmdline: bytes) -> None:
                 if Path(f"/proc/{kid}/cmdline").read_bytes() == cmdline:
                     return
         await asyncio.sleep(0.002)
-
-
-def _carrying(needle: bytes) -> list[int]:
-    """Processes on this machine whose environment holds `needle` (what a command started, without cgroups)."""
-    found = []
-    for environ in Path("/proc").glob("[0-9]*/environ"):
-        with contextlib.suppress(OSError):
-            if needle in environ.read_bytes().split(b"\0"):
-                found.append(int(environ.parent.name))
-    return found

@@ -13,20 +13,14 @@ import os
 import time
 from pathlib import Path
 
+from nenyax.core.toolkit.sandbox import own_cgroups
+
 _ROOT = Path("/sys/fs/cgroup")
 
 
 def own_group() -> str:
     """This process's group: the v1 memory hierarchy's (the one a harness bounds), else the v2 one."""
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return "/"
-    found = {}
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        for controller in controllers.split(",") if controllers else [""]:
-            found[controller] = path
+    found = own_cgroups()
     return found.get("memory") or found.get("") or "/"
 
 

@@ -10,13 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import itertools
-import os
-import shutil
 import signal
-import tarfile
-import tempfile
 import threading
 import time
 import uuid
@@ -28,9 +23,9 @@ import docker.errors
 from docker.types import Mount
 from nenyax.core.errors import InfraFailure
 from nenyax.core.plugins.proxy_link import ProxyLink
-from nenyax.core.plugins.sandbox import MAX_OUTPUT_BYTES, ExecResult, NetworkPolicy, OutputCallback, SandboxImage
+from nenyax.core.plugins.sandbox import NetworkPolicy, OutputCallback, SandboxImage
 from nenyax.core.plugins.sandbox_output import OutputCapture as Capture
-from nenyax.core.plugins.sandbox_output import captured_result
+from nenyax.core.toolkit.sandbox import CapturedExec, carrying, kill_carrying, pack, unpack
 
 if TYPE_CHECKING:
     from nenyax.sandboxes.docker.backend import DockerSandbox
@@ -53,7 +48,7 @@ _PIDS_RESERVE = 4
 _NETWORK_MODE = {NetworkPolicy.NONE: "none", NetworkPolicy.PROXY: "none", NetworkPolicy.FULL: "host"}
 
 
-class DockerHandle:
+class DockerHandle(CapturedExec):
     """A started sandbox (see the module docstring); an async context manager that stops it on exit."""
 
     def __init__(self, backend: DockerSandbox, image: SandboxImage, proxy: str | None) -> None:
@@ -226,9 +221,9 @@ class DockerHandle:
         if self.spec.pids and not timed_out and self._backend.local and self._backend.as_root:
             # What a finished command left running fills the sandbox's process table: no command could
             # start after it, so its leftovers go (a fork bomb must not take the sandbox with it).
-            left = await asyncio.to_thread(_carrying, f"{MARKER}={marker}".encode())
+            left = await asyncio.to_thread(carrying, f"{MARKER}={marker}".encode())
             if len(left) >= self.spec.pids - _PIDS_RESERVE:
-                await asyncio.to_thread(_kill_carrying, f"{MARKER}={marker}".encode())
+                await asyncio.to_thread(kill_carrying, f"{MARKER}={marker}".encode())
         return code, out, err, timed_out, time.monotonic() - started
 
     async def _attempt(
@@ -287,7 +282,7 @@ class DockerHandle:
     async def _kill(self, marker: str) -> None:
         """Kill every process carrying `marker`: from this machine when the engine is local, and from inside."""
         if self._backend.local and self._backend.as_root:
-            await asyncio.to_thread(_kill_carrying, f"{MARKER}={marker}".encode())
+            await asyncio.to_thread(kill_carrying, f"{MARKER}={marker}".encode())
         api = self._backend.client().api
 
         def inside() -> None:
@@ -296,23 +291,6 @@ class DockerHandle:
 
         with contextlib.suppress(Exception):  # a full process table: the host-side kill above is what is left
             await asyncio.to_thread(inside)
-
-    async def exec(
-        self,
-        command: Sequence[str] | str,
-        *,
-        cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        user: str | int | None = None,
-        on_output: OutputCallback | None = None,
-        max_output: int = MAX_OUTPUT_BYTES,
-    ) -> ExecResult:
-        """Run `command` inside (see `nenyax.core.plugins.sandbox.SandboxHandle.exec`)."""
-        code, out, err, timed_out, took = await self._run(
-            command, cwd=cwd, env=env, timeout=timeout, user=user, on_output=on_output, max_output=max_output
-        )
-        return captured_result(code, out, err, timed_out=timed_out, duration=took)
 
     # ------------------------------------------------------------------ files
 
@@ -329,9 +307,7 @@ class DockerHandle:
         if self._stopped:
             msg = "This sandbox was stopped; start another to copy files in."
             raise InfraFailure(msg)
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as archive:
-            archive.add(local, arcname=target.name, filter=_as_root)
+        data = pack(local, target.name)
         made = await self._run(
             ["mkdir", "-p", "--", str(target.parent)],
             cwd="/",
@@ -347,7 +323,7 @@ class DockerHandle:
         done = await asyncio.to_thread(
             self._backend.call,
             f"to copy {local} into the sandbox",
-            lambda: self._container.put_archive(str(target.parent), buffer.getvalue()),
+            lambda: self._container.put_archive(str(target.parent), data),
         )
         if not done:
             msg = f"Copying {local} into the sandbox at {target} failed."
@@ -369,24 +345,9 @@ class DockerHandle:
                 raise InfraFailure(msg) from exc
 
         data = await asyncio.to_thread(self._backend.call, f"to copy {source} out of the sandbox", fetch)
-        with tempfile.TemporaryDirectory(prefix="nenyax-docker-") as scratch:
-            with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-                archive.extractall(scratch, filter="data")
-            landed = Path(scratch) / source.name
-            if not landed.exists():
-                msg = f"Copying {source} out of the sandbox brought back nothing."
-                raise InfraFailure(msg)
-            local.parent.mkdir(parents=True, exist_ok=True)
-            if landed.is_dir():
-                shutil.copytree(landed, local, dirs_exist_ok=True)
-            else:
-                shutil.copy2(landed, local)
-
-
-def _as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
-    info.uid = info.gid = 0
-    info.uname = info.gname = "root"
-    return info
+        if not unpack(data, source.name, local):
+            msg = f"Copying {source} out of the sandbox brought back nothing."
+            raise InfraFailure(msg)
 
 
 def _refused(code: int, out: Capture, err: Capture) -> tuple[str, bool] | None:
@@ -403,24 +364,3 @@ def _refused(code: int, out: Capture, err: Capture) -> tuple[str, bool] | None:
     # user or a missing working directory never does.
     busy = any(sign in said for sign in ("init-p", "temporarily unavailable", "fork"))
     return said[:300], busy
-
-
-def _carrying(needle: bytes) -> list[int]:
-    """Processes on this machine whose environment holds `needle`."""
-    found = []
-    for environ in Path("/proc").glob("[0-9]*/environ"):
-        with contextlib.suppress(OSError):
-            if needle in environ.read_bytes().split(b"\0"):
-                found.append(int(environ.parent.name))
-    return found
-
-
-def _kill_carrying(needle: bytes) -> None:
-    """SIGKILL every process on this machine whose environment holds `needle` (a few passes: they fork)."""
-    for _ in range(5):
-        found = _carrying(needle)
-        for pid in found:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        if not found:
-            return

@@ -10,6 +10,7 @@ import attrs
 
 from nenyax.core.contract.uri import MAX_SEED, EnvURI
 from nenyax.core.errors import BadURIError, did_you_mean
+from nenyax.core.toolkit.options import Option, Options
 from reasoning_gym.factory import DATASETS
 
 DEFAULT_SEED = 42
@@ -18,8 +19,13 @@ DEFAULT_SIZE = 500
 """reasoning-gym's own default size."""
 MAX_SIZE = 10**9
 """Entries are generated on demand, so size only bounds task ids; keep it a sane integer."""
-ADAPTER_KEYS = ("prompt",)
-"""Query keys the adapter consumes itself instead of passing to the dataset's config."""
+OPTIONS = Options(
+    "reasoning_gym",
+    Option("seed", int, default=DEFAULT_SEED, minimum=0, maximum=MAX_SEED, help="The datasets' seed."),
+    Option("size", int, default=DEFAULT_SIZE, minimum=1, maximum=MAX_SIZE, help="How many tasks each seed lists."),
+    Option("prompt", str, default="default", help="Which system prompt episodes start with."),
+)
+"""Query keys the adapter reads itself; every other key is a dataset's config key (``<dataset>.<key>``)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -40,14 +46,6 @@ def _config_fields(name: str) -> set[str]:
     return {f.name for f in dataclasses.fields(DATASETS[name][1])} - {"seed", "size"}
 
 
-def _int_param(params: dict[str, Any], key: str, default: int, minimum: int, maximum: int, uri: str) -> int:
-    value = params.pop(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        msg = f"{key} in {uri!r} must be an integer from {minimum} to {maximum}, got {value!r}."
-        raise BadURIError(msg)
-    return value
-
-
 def parse_spec(uri: EnvURI) -> DatasetSpec:
     """Validate the dataset names and query keys of `uri` against reasoning-gym's registry."""
     names = tuple(n.strip() for n in uri.target.split(",") if n.strip())
@@ -63,13 +61,11 @@ def parse_spec(uri: EnvURI) -> DatasetSpec:
     if len(set(names)) != len(names):
         msg = f"{uri.raw!r} names a dataset twice."
         raise BadURIError(msg)
-    params = dict(uri.params)
-    seed = _int_param(params, "seed", DEFAULT_SEED, 0, MAX_SEED, uri.raw)
-    size = _int_param(params, "size", DEFAULT_SIZE, 1, MAX_SIZE, uri.raw)
-    prompt = str(params.pop("prompt", "default"))
+    read = OPTIONS.read(uri, rest=True)
+    seed, size, prompt = read["seed"], read["size"], read["prompt"]
     config: dict[str, dict[str, Any]] = {n: {} for n in names}
     weights = dict.fromkeys(names, 1.0)
-    for key, value in params.items():
+    for key, value in read.rest.items():
         owner, _, field = key.rpartition(".")
         if not owner and len(names) == 1:
             owner = names[0]

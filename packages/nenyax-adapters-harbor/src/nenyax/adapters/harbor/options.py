@@ -9,8 +9,17 @@ from typing import Any
 import attrs
 
 from nenyax.core import BadURIError, EnvURI
+from nenyax.core.toolkit.options import Option, Options
 
-OPTIONS = ("sandbox", "sandbox_options", "image", "max_turns", "trials_dir", "agent_timeout")
+OPTIONS = Options(
+    "harbor",
+    Option("sandbox", str, default="bwrap", help="The sandbox plugin trials run in (bwrap, docker...)."),
+    Option("sandbox_options", dict, default={}, help="The sandbox's own options, as a JSON object."),
+    Option("image", str, help="The image trials start from, instead of the task's own environment."),
+    Option("max_turns", int, positive=True, help="The agent's turn limit (harbor's default when unset)."),
+    Option("trials_dir", str, help="Where harbor writes its trials (default: a temporary folder)."),
+    Option("agent_timeout", float, positive=True, help="Seconds the agent may take (the task's own when unset)."),
+)
 """The query keys (and ``[adapters.harbor]`` config keys) the adapter reads; any other is refused."""
 
 
@@ -35,46 +44,20 @@ class HarborSpec:
     """Seconds the agent may take, instead of task.toml's ``[agent] timeout_sec``."""
 
 
-def _positive(key: str, value: Any, kind: type) -> Any:
-    if value is None:
-        return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or value <= 0
-        or (kind is int and value != int(value))
-    ):
-        what = "a positive integer" if kind is int else "a positive number of seconds"
-        raise BadURIError(f"'{key}' must be {what}, not {value!r}.")
-    return kind(value)
-
-
 def parse_spec(uri: EnvURI, config: Mapping[str, Any] | None = None) -> HarborSpec:
     """The URI's folder and options; the run config's ``[adapters.harbor]`` table gives defaults."""
     target = uri.target.strip()
     if not target:
         raise BadURIError("Name a folder: 'harbor:<task folder>' or 'harbor:<folder of task folders>'.")
-    params = {**dict(config or {}), **dict(uri.params)}
-    unknown = sorted(set(params) - set(OPTIONS))
-    if unknown:
-        raise BadURIError(f"{uri.raw!r} sets {', '.join(map(repr, unknown))}; harbor URIs take {', '.join(OPTIONS)}.")
-    sandbox = params.get("sandbox", "bwrap")
-    if not isinstance(sandbox, str) or not sandbox:
-        raise BadURIError(f"'sandbox' must name a sandbox plugin (bwrap, docker...), not {sandbox!r}.")
-    options = params.get("sandbox_options", {})
-    if not isinstance(options, dict):
-        raise BadURIError(f"'sandbox_options' must be a JSON object of the sandbox's options, not {options!r}.")
-    image = params.get("image")
-    if image is not None and not isinstance(image, str):
-        raise BadURIError(f"'image' must name an image, not {image!r}.")
-    trials = params.get("trials_dir")
+    read = OPTIONS.read(uri, defaults=config)
+    trials = read["trials_dir"]
     return HarborSpec(
         uri=uri.raw,
         target=target,
-        sandbox=sandbox,
-        sandbox_options=options,
-        image=image,
-        max_turns=_positive("max_turns", params.get("max_turns"), int),
-        trials_dir=Path(str(trials)).expanduser() if trials else None,
-        agent_timeout=_positive("agent_timeout", params.get("agent_timeout"), float),
+        sandbox=read["sandbox"],
+        sandbox_options=read["sandbox_options"],
+        image=read["image"],
+        max_turns=read["max_turns"],
+        trials_dir=Path(trials).expanduser() if trials else None,
+        agent_timeout=read["agent_timeout"],
     )

@@ -13,8 +13,9 @@ from typing import Any
 import attrs
 
 from nenyax.adapters.ors.discovery import ServerInfo
-from nenyax.adapters.ors.spec import OrsSpec, suggest
+from nenyax.adapters.ors.options import OrsSpec
 from nenyax.core import BadURIError
+from nenyax.core.toolkit.suggest import did_you_mean
 
 ANSWER_KEYS = ("answer", "solution", "target", "gold", "ground_truth", "reference", "label")
 """Task fields read as the gold answer, first present in every task wins (``?answer_key=`` names another)."""
@@ -61,7 +62,7 @@ def _tool(spec: OrsSpec, info: ServerInfo) -> tuple[AnswerTool | None, str]:
         if terminal is not None and wanted == terminal["name"]:
             return AnswerTool(wanted, terminal.get("arg")), ""
         if wanted not in by_name:
-            msg = f"{info.env} has no tool {wanted!r}." + suggest(wanted, by_name, "tool")
+            msg = f"{info.env} has no tool {wanted!r}." + did_you_mean(wanted, by_name, "tool")
             raise BadURIError(msg)
         arg = string_argument(by_name[wanted])
         if arg is None:
@@ -88,7 +89,9 @@ def _key(spec: OrsSpec, tasks: Sequence[Any] | None) -> tuple[str | None, str]:
         missing = sum(spec.answer_key not in t for t in specs)
         if missing:
             fields = sorted({k for t in specs for k in t})
-            msg = f"{missing} task(s) lack the field {spec.answer_key!r}." + suggest(spec.answer_key, fields, "field")
+            msg = f"{missing} task(s) lack the field {spec.answer_key!r}." + did_you_mean(
+                spec.answer_key, fields, "field"
+            )
             raise BadURIError(msg)
         return spec.answer_key, ""
     for key in ANSWER_KEYS:

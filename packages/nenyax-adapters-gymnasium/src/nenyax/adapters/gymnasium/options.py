@@ -20,6 +20,7 @@ import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec
 from nenyax.core.contract.uri import EnvURI
 from nenyax.core.errors import BadURIError, EnvironmentFailure, did_you_mean
+from nenyax.core.toolkit.options import Option, Options
 
 DEFAULT_TASKS = 100
 """How many seeds `task_ids()` lists by default (any seed is a valid task)."""
@@ -33,8 +34,22 @@ OBSERVATIONS = ("all", "last", "none")
 DEFAULT_RETRIES = 3
 """Unparseable replies a chat policy may follow with another reply, per action, before `on_unparseable` applies."""
 MAX_RETRIES = 20
-ADAPTER_KEYS = ("tasks", "on_unparseable", "observations", "retries")
-"""Query keys the adapter consumes itself instead of passing to ``gymnasium.make``."""
+OPTIONS = Options(
+    "gymnasium",
+    Option("tasks", int, default=DEFAULT_TASKS, minimum=1, help="How many seeds the task list holds."),
+    Option("on_unparseable", str, default="fail", choices=FALLBACKS, help="What an unparseable reply does."),
+    Option("observations", str, default="all", choices=OBSERVATIONS, help="Which steps keep their observation."),
+    Option(
+        "retries",
+        int,
+        default=DEFAULT_RETRIES,
+        minimum=0,
+        maximum=MAX_RETRIES,
+        help="Replies a chat policy may retry per action after an unparseable one.",
+    ),
+    Option("max_episode_steps", int, minimum=1, help="The time limit, passed on to gymnasium.make."),
+)
+"""Query keys the adapter reads itself; every other key is passed to ``gymnasium.make``."""
 
 
 @attrs.frozen(kw_only=True)
@@ -139,38 +154,22 @@ def parse_spec(uri: EnvURI) -> GymSpec:
     else:
         entry_point, env_id, registration = None, _registered_id(target), None
     params = dict(uri.params)
-    tasks = params.pop("tasks", DEFAULT_TASKS)
-    if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 1:
-        msg = f"tasks in {uri.raw!r} must be an integer of at least 1, got {tasks!r}."
-        raise BadURIError(msg)
-    fallback = params.pop("on_unparseable", "fail")
-    if fallback not in FALLBACKS:
-        msg = f"on_unparseable must be one of {', '.join(FALLBACKS)}, got {fallback!r}."
-        raise BadURIError(msg)
-    observations = params.pop("observations", "all")
-    if observations is None:  # the URI grammar reads `none` as null
-        observations = "none"
-    if observations not in OBSERVATIONS:
-        msg = f"observations must be one of {', '.join(OBSERVATIONS)}, got {observations!r}."
-        raise BadURIError(msg)
-    retries = params.pop("retries", DEFAULT_RETRIES)
-    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_RETRIES:
-        msg = f"retries in {uri.raw!r} must be an integer from 0 to {MAX_RETRIES}, got {retries!r}."
-        raise BadURIError(msg)
-    steps = params.get("max_episode_steps")
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
-        msg = f"max_episode_steps in {uri.raw!r} must be an integer of at least 1, got {steps!r}."
-        raise BadURIError(msg)
+    if "observations" in params and params["observations"] is None:  # the URI grammar reads `none` as null
+        params["observations"] = "none"
+    read = OPTIONS.read_mapping(params, where=f"in {uri.raw!r}", rest=True)
+    kwargs = dict(read.rest)
+    if "max_episode_steps" in read.given:  # checked here, passed on to gymnasium.make
+        kwargs["max_episode_steps"] = read["max_episode_steps"]
     return GymSpec(
         target=target,
         entry_point=entry_point,
         env_id=env_id,
         registration=registration,
-        kwargs=params,
-        tasks=tasks,
-        on_unparseable=fallback,
-        observations=observations,
-        retries=retries,
+        kwargs=kwargs,
+        tasks=read["tasks"],
+        on_unparseable=read["on_unparseable"],
+        observations=read["observations"],
+        retries=read["retries"],
     )
 
 

@@ -7,8 +7,14 @@ from pathlib import Path
 import attrs
 
 from nenyax.core import BadURIError, EnvURI
+from nenyax.core.toolkit.options import Option, Options
 
-KEYS = ("num_fewshot", "include_path", "timeout")
+OPTIONS = Options(
+    "lm_eval",
+    Option("num_fewshot", int, minimum=0, help="Few-shot examples per prompt (default: the task's own, else 0)."),
+    Option("include_path", str, help="A folder of task YAML files to look task names up in."),
+    Option("timeout", float, default=600.0, positive=True, help="Seconds one model call may take."),
+)
 """The query keys the adapter reads; any other is refused (lm-eval tasks take no free arguments)."""
 
 
@@ -29,33 +35,17 @@ class LmEvalSpec:
     """Seconds one model call may take."""
 
 
-def _nonnegative_int(value: object, key: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise BadURIError(f"'{key}' must be a non-negative integer, not {value!r}.")
-    return value
-
-
 def parse_spec(uri: EnvURI) -> LmEvalSpec:
     """Read the task and the query keys (``num_fewshot``, ``include_path``, ``timeout``)."""
     target = uri.target.strip()
     if not target:
         raise BadURIError("Name a task: 'lm_eval:<task name>' or 'lm_eval:<path/to/task.yaml>'.")
-    unknown = sorted(set(uri.params) - set(KEYS))
-    if unknown:
-        raise BadURIError(f"{uri.raw!r} has unknown query keys {unknown}; the keys are {list(KEYS)}.")
-    params = dict(uri.params)
-    num_fewshot = params.get("num_fewshot")
-    if num_fewshot is not None:
-        num_fewshot = _nonnegative_int(num_fewshot, "num_fewshot")
-    include = params.get("include_path")
+    read = OPTIONS.read(uri)
     include_path = None
-    if include is not None:
-        include_path = Path(str(include)).expanduser()
+    if read["include_path"] is not None:
+        include_path = Path(read["include_path"]).expanduser()
         if not include_path.is_dir():
-            raise BadURIError(f"include_path {str(include)!r} is not a folder.")
-    timeout = params.get("timeout", 600.0)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise BadURIError(f"'timeout' must be a positive number of seconds, not {timeout!r}.")
+            raise BadURIError(f"include_path {read['include_path']!r} is not a folder.")
     yaml_path = None
     if target.endswith((".yaml", ".yml")):
         yaml_path = Path(target).expanduser()
@@ -66,7 +56,7 @@ def parse_spec(uri: EnvURI) -> LmEvalSpec:
         uri=uri.raw,
         task=target,
         yaml_path=yaml_path,
-        num_fewshot=num_fewshot,
+        num_fewshot=read["num_fewshot"],
         include_path=include_path.resolve() if include_path is not None else None,
-        timeout=float(timeout),
+        timeout=read["timeout"],
     )

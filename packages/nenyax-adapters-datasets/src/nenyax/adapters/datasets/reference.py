@@ -21,8 +21,8 @@ from typing import Any
 import attrs
 
 from nenyax.adapters.datasets.loading import MISSING, Table
-from nenyax.core.engine.answers import last_boxed
 from nenyax.core.errors import BadURIError
+from nenyax.core.toolkit.qa import last_boxed
 
 # GSM8K-style gold answers put the worked solution first and the final answer after "####".
 _HASHES = re.compile(r"####\s*(.*?)\s*$", re.DOTALL)

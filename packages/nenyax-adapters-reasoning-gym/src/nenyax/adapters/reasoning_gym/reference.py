@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from nenyax.core.engine.answers import extract_answer
+from nenyax.core.toolkit.qa import extract_answer
 
 __all__ = ["extract_answer", "reference_answer"]
 

@@ -7,9 +7,14 @@ import re
 import attrs
 
 from nenyax.core import BadURIError, EnvURI
+from nenyax.core.toolkit.options import Option, Options
 
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-OPTIONS = ("max_steps", "answer")
+OPTIONS = Options(
+    "hud",
+    Option("max_steps", int, minimum=1, help="The agent's step limit (hud's default, 10, when unset)."),
+    Option("answer", str, default="answer", help="The task column holding a task's reference answer."),
+)
 """The query keys the adapter reads; hud tasks take no other arguments from a URI (a task row holds its own)."""
 
 
@@ -50,19 +55,8 @@ def parse_spec(uri: EnvURI) -> HudSpec:
         msg = "Name a taskset: 'hud:<module>[:<attribute>]' or 'hud:<path/to/tasks.py>[:<attribute>]'."
         raise BadURIError(msg)
     head, attr = _split(target)
-    params = dict(uri.params)
-    unknown = sorted(set(params) - set(OPTIONS))
-    if unknown:
-        msg = f"{uri.raw!r} has unknown options {', '.join(unknown)}: a hud URI takes only {', '.join(OPTIONS)}."
-        raise BadURIError(msg)
-    max_steps = params.get("max_steps")
-    if max_steps is not None and (not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1):
-        msg = f"'max_steps' must be a positive integer, not {max_steps!r}."
-        raise BadURIError(msg)
-    answer = params.get("answer", "answer")
-    if not isinstance(answer, str) or not answer.strip():
-        msg = f"'answer' must name a task column (e.g. answer), not {answer!r}."
-        raise BadURIError(msg)
+    read = OPTIONS.read(uri)
+    max_steps, answer = read["max_steps"], read["answer"]
     if head.endswith(".py") or "/" in head or "\\" in head:
         return HudSpec(uri=uri.raw, path=head, attr=attr, max_steps=max_steps, answer=answer)
     if not _DOTTED.match(head):

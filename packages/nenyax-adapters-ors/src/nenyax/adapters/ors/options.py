@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
-from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
 
 from nenyax.core import BadURIError, EnvURI
+from nenyax.core.toolkit.options import Option, Options
 
 DEFAULT_MAX_TURNS = 50
 """Tool calls per episode when the URI names no bound (ORS has no step limit of its own)."""
 QUICKSTART = "ors:http://127.0.0.1:8080/mathenv"
 """The ors-sdk README's quickstart server (its ``MathEnv`` on port 8080)."""
-OPTIONS = ("split", "max_turns", "answer_key", "answer_tool", "terminal_tool")
+OPTIONS = Options(
+    "ors",
+    Option("split", str, help="The split tasks come from (default: the server's first)."),
+    Option("max_turns", int, default=DEFAULT_MAX_TURNS, minimum=1, help="Tool calls allowed per episode."),
+    Option("answer_key", str, help="The task field holding the honest answer (what the reference plays)."),
+    Option("answer_tool", str, help="The tool that takes an answer (default: found from the tools)."),
+    Option("terminal_tool", str, help="The tool plain replies are sent to."),
+)
 """Query keys the adapter understands."""
 
 
@@ -34,27 +39,6 @@ class OrsSpec:
     terminal_tool: str | None
 
 
-def suggest(word: str, choices: Iterable[str], what: str) -> str:
-    """A sentence suffix naming the closest of `choices` to `word`, else listing them."""
-    pool = sorted(set(choices))
-    close = difflib.get_close_matches(word, pool, n=3, cutoff=0.6)
-    if close:
-        return f" Did you mean {' or '.join(repr(c) for c in close)}?"
-    if not pool:
-        return f" It has no {what}s."
-    return f" Its {what}s: {', '.join(pool[:12])}{', ...' if len(pool) > 12 else ''}."
-
-
-def _text_option(uri: EnvURI, params: dict[str, Any], key: str) -> str | None:
-    value = params.pop(key, None)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        msg = f"{key} in {uri.raw!r} must be a name, got {value!r}."
-        raise BadURIError(msg)
-    return value
-
-
 def parse_spec(uri: EnvURI) -> OrsSpec:
     """Validate `uri`'s server address and options (the server itself is asked nothing here)."""
     target = uri.target.strip()
@@ -71,26 +55,13 @@ def parse_spec(uri: EnvURI) -> OrsSpec:
         msg = f"Put the adapter's options after the address as '?key=value', not inside {target!r}."
         raise BadURIError(msg)
     prefix, _, env = parts.path.rstrip("/").rpartition("/")
-    params = dict(uri.params)
-    spec = OrsSpec(
+    read = OPTIONS.read(uri)
+    return OrsSpec(
         base_url=f"{parts.scheme}://{parts.netloc}{prefix}",
         env=env or None,
-        split=_text_option(uri, params, "split"),
-        max_turns=_max_turns(uri, params),
-        answer_key=_text_option(uri, params, "answer_key"),
-        answer_tool=_text_option(uri, params, "answer_tool"),
-        terminal_tool=_text_option(uri, params, "terminal_tool"),
+        split=read["split"],
+        max_turns=read["max_turns"],
+        answer_key=read["answer_key"],
+        answer_tool=read["answer_tool"],
+        terminal_tool=read["terminal_tool"],
     )
-    if params:
-        key = sorted(params)[0]
-        msg = f"The ors adapter has no option {key!r}." + suggest(key, OPTIONS, "option")
-        raise BadURIError(msg)
-    return spec
-
-
-def _max_turns(uri: EnvURI, params: dict[str, Any]) -> int:
-    value = params.pop("max_turns", DEFAULT_MAX_TURNS)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        msg = f"max_turns in {uri.raw!r} must be an integer of at least 1, got {value!r}."
-        raise BadURIError(msg)
-    return value

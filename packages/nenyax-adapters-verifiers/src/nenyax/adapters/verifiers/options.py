@@ -8,8 +8,14 @@ from typing import Any
 import attrs
 
 from nenyax.core import BadURIError, EnvURI
+from nenyax.core.toolkit.options import Option, Options
 
-RESERVED = ("reference", "max_turns", "timeout")
+OPTIONS = Options(
+    "verifiers",
+    Option("reference", str, help="How the reference writes the gold answer: a template holding {gold}."),
+    Option("max_turns", int, minimum=1, help="Turns allowed per episode (the environment's own when unset)."),
+    Option("timeout", float, default=600.0, positive=True, help="Seconds one model call may take."),
+)
 """Query keys the adapter reads itself; every other key is an argument of the environment."""
 
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -51,25 +57,17 @@ def parse_spec(uri: EnvURI) -> VerifiersSpec:
     if not _MODULE.match(module) or (attr and not _ATTR.match(attr)):
         msg = f"{uri.raw!r} is not 'verifiers:<environment id>' or 'verifiers:<module>:<attribute>'."
         raise BadURIError(msg)
-    params = dict(uri.params)
-    reference = params.pop("reference", None)
-    max_turns = params.pop("max_turns", None)
-    timeout = params.pop("timeout", 600.0)
-    if reference is not None and (not isinstance(reference, str) or "{gold}" not in reference):
+    read = OPTIONS.read(uri, rest=True)
+    reference = read["reference"]
+    if reference is not None and "{gold}" not in reference:
         msg = "'reference' must be a template holding {gold} (e.g. '\\boxed{{gold}}'), not " + f"{reference!r}."
-        raise BadURIError(msg)
-    if max_turns is not None and (not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1):
-        msg = f"'max_turns' must be a positive integer, not {max_turns!r}."
-        raise BadURIError(msg)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        msg = f"'timeout' must be a positive number of seconds, not {timeout!r}."
         raise BadURIError(msg)
     return VerifiersSpec(
         uri=uri.raw,
         module=module,
         attr=attr or None,
-        args=params,
+        args=read.rest,
         reference=reference,
-        max_turns=max_turns,
-        timeout=float(timeout),
+        max_turns=read["max_turns"],
+        timeout=read["timeout"],
     )
