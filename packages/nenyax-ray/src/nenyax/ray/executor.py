@@ -33,8 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nenyax.core.contract.failures import describe
-from nenyax.core.contract.trajectory import Trajectory
+from nenyax.core import Trajectory
 from nenyax.core.errors import NenyaxError, UsageError, WorkerLostError
 from nenyax.core.toolkit.dealer import (
     CallablePolicy,
@@ -49,10 +48,11 @@ from nenyax.core.toolkit.dealer import (
     policy_ticket,
     workers_lost,
 )
+from nenyax.core.toolkit.failures import describe
 from nenyax.ray.worker import Player
 
 if TYPE_CHECKING:
-    from nenyax.core.engine.policies import Policy
+    from nenyax.core import Policy
 
 MAX_ATTEMPTS = 2
 """How many times an episode is started before a lost one is recorded as ``infra_error`` (one replay)."""

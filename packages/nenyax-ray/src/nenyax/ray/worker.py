@@ -20,16 +20,11 @@ from typing import Any
 
 import ray
 
-from nenyax.core.contract.failures import describe
-from nenyax.core.contract.manifest import Mode
-from nenyax.core.contract.trajectory import Trajectory
-from nenyax.core.engine.executors import Job
-from nenyax.core.engine.loader import EnvironmentSpec
-from nenyax.core.engine.policies import CallablePolicy, Policy
-from nenyax.core.engine.runner import run_episode
-from nenyax.core.engine.travel import PolicyTicket
+from nenyax.core import CallablePolicy, EnvironmentSpec, Mode, Policy, RecordingProxy, Trajectory
 from nenyax.core.errors import CannotTravelError, NenyaxError
-from nenyax.core.models.proxy import RecordingProxy
+from nenyax.core.toolkit.dealer import Job, PolicyTicket
+from nenyax.core.toolkit.episodes import run_episode
+from nenyax.core.toolkit.failures import describe
 
 BATCH_MAX = 16
 """Most replies in one streamed batch."""

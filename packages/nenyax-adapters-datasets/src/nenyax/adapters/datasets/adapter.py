@@ -8,11 +8,9 @@ from pathlib import Path
 from nenyax.adapters.datasets.environment import DatasetEnvironment
 from nenyax.adapters.datasets.loading import BUILDERS
 from nenyax.adapters.datasets.options import parse_spec
-from nenyax.core import AdapterCapabilities, BadURIError, Listing
-from nenyax.core.contract.uri import EnvURI
+from nenyax.core import AdapterCapabilities, BadURIError, EnvURI, Listing, LoadContext
 from nenyax.core.errors import UsageError
-from nenyax.core.plugins.adapter import LoadContext
-from nenyax.core.plugins.interfaces import create
+from nenyax.core.toolkit.plugins import create
 
 
 class DatasetsAdapter:

@@ -14,8 +14,7 @@ from nenyax.adapters.datasets.loading import (
     pick_column,
 )
 from nenyax.adapters.datasets.reference import SHOWN_BAD_ROWS, BadRow, BadValue, as_text, read_golds, read_questions
-from nenyax.core.contract.manifest import Manifest, Mode, Split
-from nenyax.core.engine.environment import StepEnvironment
+from nenyax.core import Manifest, Mode, Split, StepEnvironment
 from nenyax.core.errors import BadURIError
 from nenyax.core.toolkit.qa import ANSWER_RULES, QuestionSession, question_capabilities
 

@@ -12,9 +12,8 @@ import unicodedata
 from fractions import Fraction
 from typing import Any
 
-from nenyax.core.contract.trajectory import Judgment
+from nenyax.core import JudgeCapabilities, Judgment
 from nenyax.core.errors import UsageError, VerifierFailure
-from nenyax.core.plugins.judge import JudgeCapabilities
 from nenyax.core.toolkit.qa import quoted
 
 # Words are runs of letters and digits, keeping the inner punctuation of numbers and dates

@@ -24,9 +24,8 @@ from typing import Any
 
 from nenyax.adapters.datasets.deadline import DeadlineExceeded, call_with_deadline
 from nenyax.adapters.datasets.mathguard import TooLarge, check_size
-from nenyax.core.contract.trajectory import Judgment
+from nenyax.core import JudgeCapabilities, Judgment
 from nenyax.core.errors import UsageError, VerifierFailure
-from nenyax.core.plugins.judge import JudgeCapabilities
 from nenyax.core.toolkit.qa import quoted
 
 DEFAULT_TIMEOUT = 5.0

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from nenyax.core.contract.uri import EnvURI
+from nenyax.core import EnvURI
 from nenyax.core.toolkit.options import Option, Options
 
 SYSTEM_PROMPT = (

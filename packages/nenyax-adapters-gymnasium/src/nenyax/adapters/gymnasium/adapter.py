@@ -9,8 +9,7 @@ from typing import Any
 import gymnasium as gym
 from nenyax.adapters.gymnasium.environment import GymEnvironment
 from nenyax.adapters.gymnasium.options import ids_of_module, import_module, make, parse_spec
-from nenyax.core import AdapterCapabilities, Listing, LoadContext
-from nenyax.core.contract.uri import EnvURI
+from nenyax.core import AdapterCapabilities, EnvURI, Listing, LoadContext
 from nenyax.core.errors import BadURIError
 
 

@@ -14,10 +14,7 @@ from nenyax.adapters.gymnasium.meanings import action_meanings
 from nenyax.adapters.gymnasium.reference import TabularPlan, plan, table_of
 from nenyax.adapters.gymnasium.session import GymSession
 from nenyax.adapters.gymnasium.spaces import jsonable
-from nenyax.core.builtin_plugins.return_judge import ReturnJudge
-from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
-from nenyax.core.contract.uri import MAX_SEED
-from nenyax.core.engine.environment import StepEnvironment
+from nenyax.core import MAX_SEED, Capabilities, Manifest, Mode, ReturnJudge, Split, StepEnvironment
 from nenyax.core.errors import BadURIError
 
 if TYPE_CHECKING:

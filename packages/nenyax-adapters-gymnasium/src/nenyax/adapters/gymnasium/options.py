@@ -18,7 +18,7 @@ import attrs
 
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec
-from nenyax.core.contract.uri import EnvURI
+from nenyax.core import EnvURI
 from nenyax.core.errors import BadURIError, EnvironmentFailure, did_you_mean
 from nenyax.core.toolkit.options import Option, Options
 

@@ -12,10 +12,9 @@ from gymnasium import spaces
 from nenyax.adapters.gymnasium import codec
 from nenyax.adapters.gymnasium.spaces import coerce_action, jsonable, null_action, to_json
 from nenyax.adapters.gymnasium.wrappers import bookkeeping_free
-from nenyax.core.contract.arrays import encode
-from nenyax.core.contract.trajectory import Step
-from nenyax.core.engine.session import Session
+from nenyax.core import Session, Step
 from nenyax.core.errors import PolicyFailure, RetryablePolicyFailure, UnsupportedPolicyError
+from nenyax.core.toolkit.arrays import encode
 
 if TYPE_CHECKING:
     from nenyax.adapters.gymnasium.environment import GymEnvironment

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from gymnasium import spaces
-from nenyax.core.contract import arrays
 from nenyax.core.errors import PolicyFailure
+from nenyax.core.toolkit import arrays
 
 SUPPORTED = (
     spaces.Discrete,

@@ -25,9 +25,8 @@ try:
 except ImportError:  # Python 3.11, where harbor does not install: the module imports, the adapter refuses to load
     from nenyax.adapters.harbor._missing import BaseEnvironment, EnvironmentCapabilities, ExecResult
 
-from nenyax.core import SandboxSpec, create_sandbox
+from nenyax.core import Sandbox, SandboxHandle, SandboxSpec, create_sandbox
 from nenyax.core.errors import InfraFailure
-from nenyax.core.plugins.sandbox import Sandbox, SandboxHandle
 
 FACTS_FILE = "nenyax-sandbox.json"
 """What the backend did, in the trial folder: read back by the adapter into the trajectory's info."""

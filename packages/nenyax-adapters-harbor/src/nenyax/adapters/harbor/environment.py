@@ -28,14 +28,15 @@ from nenyax.core import (
     Mode,
     NativeEpisode,
     NativeResult,
+    Registry,
+    Sandbox,
     Split,
     TaskEnvironment,
     UnsupportedPolicyError,
 )
-from nenyax.core.contract.failures import describe
 from nenyax.core.errors import InfraFailure, NenyaxError
-from nenyax.core.plugins.registry import Registry, option_problem
-from nenyax.core.plugins.sandbox import Sandbox
+from nenyax.core.toolkit.failures import describe
+from nenyax.core.toolkit.plugins import option_problem
 from nenyax.core.toolkit.tasks import one_split_ids, pick
 
 # litellm (terminus-2's client) otherwise fetches its model price list from GitHub when imported: three

@@ -20,8 +20,8 @@ import attrs
 
 from nenyax.adapters.hud.options import HudSpec
 from nenyax.core import BadURIError, UsageError
-from nenyax.core.contract.failures import describe
 from nenyax.core.errors import did_you_mean
+from nenyax.core.toolkit.failures import describe
 
 
 @attrs.frozen

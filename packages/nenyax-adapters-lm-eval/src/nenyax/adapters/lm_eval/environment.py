@@ -29,8 +29,8 @@ from nenyax.core import (
     Status,
     UnsupportedPolicyError,
 )
-from nenyax.core.contract.failures import describe
 from nenyax.core.errors import did_you_mean
+from nenyax.core.toolkit.failures import describe
 
 _ACTIONS = {
     "generate_until": "a completion of the prompt (a raw /completions call), cut at the task's stop strings",

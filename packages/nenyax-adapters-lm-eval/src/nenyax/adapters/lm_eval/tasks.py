@@ -16,8 +16,8 @@ import orjson
 
 from nenyax.adapters.lm_eval.options import LmEvalSpec
 from nenyax.core import BadURIError, UsageError
-from nenyax.core.contract.failures import describe
 from nenyax.core.errors import did_you_mean
+from nenyax.core.toolkit.failures import describe
 
 SHIPPED = Path(__file__).parent / "shipped"
 """Small tasks with their data beside them: the adapter's offline examples."""

@@ -6,8 +6,7 @@ import inspect
 
 from nenyax.adapters.reasoning_gym.environment import ReasoningGymEnvironment
 from nenyax.adapters.reasoning_gym.options import parse_spec
-from nenyax.core import AdapterCapabilities, Listing, LoadContext
-from nenyax.core.contract.uri import EnvURI
+from nenyax.core import AdapterCapabilities, EnvURI, Listing, LoadContext
 from reasoning_gym.factory import DATASETS
 
 

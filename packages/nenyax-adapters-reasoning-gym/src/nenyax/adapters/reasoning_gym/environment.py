@@ -11,12 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import reasoning_gym
 from nenyax.adapters.reasoning_gym.reference import reference_answer
-from nenyax.core.contract.manifest import Manifest, Mode, Split
-from nenyax.core.contract.trajectory import Judgment
-from nenyax.core.contract.uri import MAX_SEED
-from nenyax.core.engine.environment import StepEnvironment
+from nenyax.core import MAX_SEED, JudgeCapabilities, Judgment, Manifest, Mode, Split, StepEnvironment
 from nenyax.core.errors import BadURIError, VerifierFailure
-from nenyax.core.plugins.judge import JudgeCapabilities
 from nenyax.core.toolkit.qa import ANSWER_RULES, QuestionSession, question_capabilities, quoted
 from reasoning_gym.composite import DatasetSpec as RGSpec
 from reasoning_gym.utils import SYSTEM_PROMPTS

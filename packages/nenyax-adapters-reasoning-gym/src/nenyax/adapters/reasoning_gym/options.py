@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from nenyax.core.contract.uri import MAX_SEED, EnvURI
+from nenyax.core import MAX_SEED, EnvURI
 from nenyax.core.errors import BadURIError, did_you_mean
 from nenyax.core.toolkit.options import Option, Options
 from reasoning_gym.factory import DATASETS

@@ -31,8 +31,8 @@ from nenyax.core import (
     UsageError,
     VerifierFailure,
 )
-from nenyax.core.contract.failures import describe
 from nenyax.core.errors import did_you_mean
+from nenyax.core.toolkit.failures import describe
 from nenyax.core.toolkit.tasks import pick
 
 _ROW_KEYS = ("prompt", "example_id", "answer", "info")

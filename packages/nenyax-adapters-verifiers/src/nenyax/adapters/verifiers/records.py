@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from nenyax.core.contract.failures import describe
+from nenyax.core.toolkit.failures import describe
 
 KEY_VAR = "NENYAX_VERIFIERS_PROXY_KEY"
 """The environment variable verifiers reads the episode's key from (``api_key_var``).

@@ -21,8 +21,8 @@ import attrs
 from nenyax.adapters.verifiers.library import Library, need_legacy, need_v1
 from nenyax.adapters.verifiers.options import VerifiersSpec
 from nenyax.core import BadURIError, UsageError
-from nenyax.core.contract.failures import describe
 from nenyax.core.errors import did_you_mean
+from nenyax.core.toolkit.failures import describe
 
 _LEGACY_ENV = {"verifiers.legacy.envs.environment", "verifiers.envs.environment"}
 _V1_TASKSET = {"verifiers.v1.taskset"}

@@ -33,7 +33,7 @@ from nenyax.core import (
     UnsupportedPolicyError,
     UsageError,
 )
-from nenyax.core.contract.failures import describe
+from nenyax.core.toolkit.failures import describe
 from nenyax.core.toolkit.tasks import one_split_ids, pick
 
 MAX_TASKS = 100_000

@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from nenyax.core.plugins.proxy_link import ProxyLink as ProxyLink  # re-exported for the sandboxes
 from nenyax.core.plugins.sandbox import MAX_OUTPUT_BYTES, ExecResult, OutputCallback
 from nenyax.core.plugins.sandbox_output import OutputCapture, captured_result
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import datasets
 
-from nenyax.core.contract.row_schema import ColumnType, RowSchema
+from nenyax.core import ColumnType, RowSchema
 
 _VALUES = {"string": "string", "int64": "int64", "float64": "float64", "bool": "bool", "binary": "binary"}
 

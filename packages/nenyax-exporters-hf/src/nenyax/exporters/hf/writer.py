@@ -11,8 +11,8 @@ from typing import Any
 
 import datasets
 
-from nenyax.core.contract.row_schema import RowSchema
-from nenyax.core.engine.export_files import PartialDir
+from nenyax.core import RowSchema
+from nenyax.core.toolkit.files import PartialDir
 from nenyax.exporters.hf.features import features
 
 

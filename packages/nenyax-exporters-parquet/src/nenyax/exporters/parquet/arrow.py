@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from nenyax.core.contract.row_schema import ColumnType, RowSchema
+from nenyax.core import ColumnType, RowSchema
 
 _SCALARS = {
     "string": pa.string(),

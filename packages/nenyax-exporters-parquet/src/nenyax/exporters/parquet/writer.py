@@ -12,8 +12,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from nenyax.core.contract.row_schema import RowSchema
-from nenyax.core.engine.export_files import PartialFile
+from nenyax.core import RowSchema
+from nenyax.core.toolkit.files import PartialFile
 from nenyax.exporters.parquet.arrow import BatchBuilder
 
 ROW_GROUP = 65_536

@@ -20,9 +20,9 @@ from typing import Any
 
 import attrs
 
-from nenyax.core.contract.trajectory import Group, ModelCall, Trajectory
-from nenyax.core.engine.learning import group_advantages
+from nenyax.core import Group, ModelCall, Trajectory
 from nenyax.core.errors import UsageError
+from nenyax.core.toolkit.learning import group_advantages
 
 LOSSES = ("importance_sampling", "ppo", "cispo", "gspo")
 """Tinker's built-in RL losses this learner drives (its ``LossFnType`` names)."""

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from nenyax.core.contract.trajectory import Group
+from nenyax.core import Group
 from nenyax.core.errors import InfraFailure, UsageError
 from nenyax.core.toolkit.options import Option, Options
 from nenyax.learners.tinker.datums import LOSSES, batch

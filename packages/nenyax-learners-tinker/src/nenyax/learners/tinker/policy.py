@@ -13,8 +13,7 @@ from typing import Any
 
 import attrs
 
-from nenyax.core.contract.chat import ChatRequest
-from nenyax.core.contract.trajectory import ModelCall, PolicyInfo
+from nenyax.core import ChatRequest, ModelCall, PolicyInfo
 from nenyax.core.errors import InfraFailure, RequestRefused, UsageError
 
 HONOURED = frozenset({"temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "n"})

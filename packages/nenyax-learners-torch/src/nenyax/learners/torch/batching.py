@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import attrs
 
 import torch
-from nenyax.core.contract.trajectory import Trajectory
+from nenyax.core import Trajectory
 from nenyax.core.errors import UsageError
 
 

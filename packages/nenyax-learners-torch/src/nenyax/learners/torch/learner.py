@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
-from nenyax.core.contract.trajectory import Group, Trajectory
-from nenyax.core.engine.learning import group_advantages
+from nenyax.core import Endpoint, Group, Trajectory
 from nenyax.core.errors import UsageError
-from nenyax.core.models.endpoint import Endpoint
+from nenyax.core.toolkit.learning import group_advantages
 from nenyax.core.toolkit.options import Option, Options
 from nenyax.learners.torch import losses
 from nenyax.learners.torch.batching import Batch, Sample, chunks, collate, samples_of

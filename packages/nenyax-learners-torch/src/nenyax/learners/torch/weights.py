@@ -21,7 +21,7 @@ RNG_FILE = "rng.pt"
 def base_weights(model: str) -> tuple[str, Path]:
     """The provider name and the Hugging Face folder of ``provider:model``, asked of the provider itself
     (its optional ``weights(model)`` member), through the registry: no plugin imports another."""
-    from nenyax.core.plugins.registry import default_registry
+    from nenyax.core import default_registry
 
     provider_name, sep, name = model.partition(":")
     if not sep or not provider_name or not name:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from nenyax.core.engine.cache import cache_root
+from nenyax.core.toolkit.cache import cache_root
 
 WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.pt", "*.pth")
 """Weight files, by preference: the first pattern that matches a folder is the one hashed."""

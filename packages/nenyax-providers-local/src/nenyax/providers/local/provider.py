@@ -11,8 +11,7 @@ from typing import Any
 
 import attrs
 
-from nenyax.core.contract.chat import SAMPLING_KEYS, ChatRequest, Delta, TextRequest
-from nenyax.core.contract.trajectory import ModelCall
+from nenyax.core import SAMPLING_KEYS, ChatRequest, Delta, ModelCall, TextRequest
 from nenyax.core.errors import RequestRefused, UsageError
 from nenyax.core.toolkit.options import Option, Options
 from nenyax.providers.local.engine import Completion, Engine, Extras, shared_engine

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from nenyax.core.contract.chat import SAMPLING_KEYS
+from nenyax.core import SAMPLING_KEYS
 from nenyax.core.errors import UsageError
 
 DEFAULT_TEMPERATURE = 1.0

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from nenyax.core.contract.trajectory import new_id
+from nenyax.core import new_id
 
 # SmolLM2's function-calling system prompt (from its model card), with the tool schemas in <tools>.
 TOOLS_PROMPT = """You are an expert in composing functions. You are given a question and a set of possible functions.

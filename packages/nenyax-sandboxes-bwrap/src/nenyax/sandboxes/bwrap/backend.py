@@ -18,8 +18,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from nenyax.core import NetworkPolicy, SandboxCapabilities, SandboxImage, SandboxSpec
 from nenyax.core.errors import InfraFailure
-from nenyax.core.plugins.sandbox import NetworkPolicy, SandboxCapabilities, SandboxImage, SandboxSpec
 from nenyax.sandboxes.bwrap.cgroups import CgroupTree
 from nenyax.sandboxes.bwrap.handle import BwrapHandle
 

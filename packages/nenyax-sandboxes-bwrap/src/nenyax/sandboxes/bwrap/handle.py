@@ -24,16 +24,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from nenyax.core import MAX_OUTPUT_BYTES, NetworkPolicy, OutputCallback, SandboxImage
 from nenyax.core.errors import InfraFailure
-from nenyax.core.plugins.proxy_link import ProxyLink
-from nenyax.core.plugins.sandbox import (
-    MAX_OUTPUT_BYTES,
-    NetworkPolicy,
-    OutputCallback,
-    SandboxImage,
-)
-from nenyax.core.plugins.sandbox_output import OutputCapture
-from nenyax.core.toolkit.sandbox import CapturedExec, kill_carrying, pack, unpack
+from nenyax.core.toolkit.sandbox import CapturedExec, OutputCapture, ProxyLink, kill_carrying, pack, unpack
 from nenyax.sandboxes.bwrap.cgroups import Group
 
 if TYPE_CHECKING:

@@ -25,8 +25,8 @@ from typing import Any
 
 import docker
 import docker.errors
+from nenyax.core import NetworkPolicy, SandboxCapabilities, SandboxImage, SandboxSpec
 from nenyax.core.errors import InfraFailure
-from nenyax.core.plugins.sandbox import NetworkPolicy, SandboxCapabilities, SandboxImage, SandboxSpec
 from nenyax.sandboxes.docker import cgroups, engine
 from nenyax.sandboxes.docker.build import Build, kill_group
 from nenyax.sandboxes.docker.handle import DockerHandle

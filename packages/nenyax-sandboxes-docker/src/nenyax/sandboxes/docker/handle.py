@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import docker.errors
 from docker.types import Mount
+from nenyax.core import NetworkPolicy, OutputCallback, SandboxImage
 from nenyax.core.errors import InfraFailure
-from nenyax.core.plugins.proxy_link import ProxyLink
-from nenyax.core.plugins.sandbox import NetworkPolicy, OutputCallback, SandboxImage
-from nenyax.core.plugins.sandbox_output import OutputCapture as Capture
-from nenyax.core.toolkit.sandbox import CapturedExec, carrying, kill_carrying, pack, unpack
+from nenyax.core.toolkit.sandbox import CapturedExec, ProxyLink, carrying, kill_carrying, pack, unpack
+from nenyax.core.toolkit.sandbox import OutputCapture as Capture
 
 if TYPE_CHECKING:
     from nenyax.sandboxes.docker.backend import DockerSandbox

@@ -20,7 +20,7 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from nenyax.core.plugins.tracer import TraceDelivery
+from nenyax.core import TraceDelivery
 
 # The loggers OpenTelemetry's HTTP span exporter writes each failed batch to.
 EXPORTER_LOGGERS = ("opentelemetry.exporter.otlp.proto.http.trace_exporter",)

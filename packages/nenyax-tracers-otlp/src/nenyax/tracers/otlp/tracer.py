@@ -11,7 +11,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from nenyax.core.plugins.tracer import TraceDelivery
+from nenyax.core import TraceDelivery
 from nenyax.tracers.otlp.delivery import CountingExporter
 
 SERVICE_NAME = "nenyax"
