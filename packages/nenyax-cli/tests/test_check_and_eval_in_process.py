@@ -8,6 +8,7 @@ the subprocess tests install them on PYTHONPATH; the registry is rebuilt around 
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -461,7 +462,11 @@ def test_eval_and_evaluate_write_the_same_run_directory_resume_included(nenyax, 
     by_cli, by_python = tmp_path / "cli", tmp_path / "python"
     args = ("arith:add?size=6", "--policy", "reference", "--tasks", "3", "--samples", "2")
     assert nenyax("eval", *args, "--out", str(by_cli), "--json").exit_code == 0
-    evaluate("arith:add?size=6", "reference", tasks=3, samples=2, out=by_python)
+
+    async def in_a_notebook_cell(**settings):  # a running event loop, as in Jupyter
+        return evaluate(**settings)
+
+    asyncio.run(in_a_notebook_cell(env="arith:add?size=6", policy="reference", tasks=3, samples=2, out=by_python))
     cli_run, python_run = load_run(by_cli), load_run(by_python)
     assert cli_run.config.settings == python_run.config.settings
     assert _played(cli_run) == _played(python_run) == [(f"add/0/{i}", k, "ok", 1.0) for i in range(3) for k in range(2)]
@@ -473,7 +478,7 @@ def test_eval_and_evaluate_write_the_same_run_directory_resume_included(nenyax, 
         (run_dir / "summary.json").unlink()
     resumed = nenyax("eval", "--resume", str(by_cli), "--json")
     assert resumed.exit_code == 0, resumed.output
-    evaluate(resume=by_python)
+    asyncio.run(in_a_notebook_cell(resume=by_python))
     cli_run, python_run = load_run(by_cli), load_run(by_python)
     assert _played(cli_run) == _played(python_run) == [(f"add/0/{i}", k, "ok", 1.0) for i in range(3) for k in range(2)]
     assert _figures(cli_run.summary) == _figures(python_run.summary)
