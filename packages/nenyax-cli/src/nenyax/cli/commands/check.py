@@ -154,7 +154,10 @@ def check_command(
         if context.get_parameter_source(p) is click.core.ParameterSource.COMMANDLINE
     ]
     if model is None and described:
-        msg = f"{' and '.join(described)} describe the model of --model; name it too (e.g. --model openai:NAME)."
+        msg = (  # one sentence whichever of them was given
+            "--base-url and --api-key-env describe the model of --model (as --param does); "
+            "name it too (e.g. --model openai:NAME)."
+        )
         raise UsageError(msg)
     endpoint = None
     provider: dict[str, Any] = {}
