@@ -61,9 +61,15 @@ def test_a_server_killed_mid_episode_is_infra_error_with_the_episode_kept(fresh_
 
 def test_a_stream_dropped_while_the_tool_runs_is_resumed_and_then_given_up(fresh_ors_server):
     env = load(f"ors:{fresh_ors_server.url}/mathenv")
+    # The clock starts when the policy acts, not before the episode: a loaded machine may take longer than
+    # the delay to reset, and the server must die while the 5-second tool runs.
     killer = threading.Timer(0.5, fresh_ors_server.stop)
-    killer.start()
-    traj = env.rollout(lambda _obs: {"name": "slow", "input": {"seconds": 5}}, task="test/0")
+
+    def policy(_obs):
+        killer.start()
+        return {"name": "slow", "input": {"seconds": 5}}
+
+    traj = env.rollout(policy, task="test/0")
     killer.join()
     assert traj.status is Status.INFRA_ERROR
     assert traj.judgment is None
