@@ -40,15 +40,52 @@ def test_exact_accepts_a_list_of_golds():
     [
         ("1,234.5", 1234.5),
         ("$3", 3.0),
-        ("50%", 50.0),
+        ("50%", 0.5),
+        ("50\\%", 0.5),
+        ("12.5 %", 0.125),
         ("3/4", 0.75),
         ("-2e-3", -0.002),
+        ("\u22122", -2.0),
+        ("\u2013 7.5", -7.5),
         ("\\frac{1}{2}", 0.5),
+        ("\\frac34", 0.75),
+        ("-\\dfrac{3}{4}", -0.75),
+        ("3\\tfrac12", 3.5),
+        ("1{,}000", 1000.0),
+        ("\u00bd", 0.5),
         ("x", None),
+        ("50% of 3", None),
+        ("1e400", None),
     ],
 )
 def test_parse_number(text, value):
     assert parse_number(text) == value
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "ok"),
+    [
+        ("50%", "0.5", True),  # a percent is hundredths
+        ("50%", "50%", True),
+        ("0.5", "50%", True),
+        ("50 %", "50\\%", True),
+        ("30%", "30", False),  # 30% is 0.3, not 30: never silently right
+        ("30", "30%", False),
+        ("\u22122", "-2", True),  # a Unicode minus sign
+        ("\u22122", "2", False),
+        ("\\frac34", "0.75", True),
+        ("\\frac34", "3/4", True),
+        ("$\\dfrac{3}{4}$", "0.75", True),
+        ("\\frac34", "0.7", False),
+    ],
+)
+def test_numeric_reads_percents_minus_signs_and_latex(answer, gold, ok):
+    assert NumericJudge().judge(answer, gold).passed is ok
+
+
+def test_exact_reads_a_unicode_minus_as_a_minus():
+    assert ExactJudge().judge("\u22122", "-2").passed
+    assert not ExactJudge().judge("\u22122", "2").passed
 
 
 def test_numeric_tolerance():

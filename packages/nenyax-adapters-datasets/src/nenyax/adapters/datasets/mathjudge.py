@@ -64,6 +64,40 @@ def _parsed_gold(text: str) -> tuple[Any, ...]:
     return tuple(_parse(text, gold=True))
 
 
+def _load() -> None:
+    """Import math-verify (and sympy, antlr) before any deadline starts: an import is not a judgment, and one
+    stopped halfway by a deadline leaves a module that every later judgment would find broken."""
+    import math_verify  # noqa: F401
+    from latex2sympy2_extended import latex2sympy  # noqa: F401
+
+
+def read_number(text: str, timeout: float = DEFAULT_TIMEOUT) -> float | None:
+    """The real number math-verify reads in `text` (``\\frac34``, ``3\\tfrac12``, ``2\\sqrt2``), or None.
+
+    `VerifierFailure` when reading takes over `timeout` seconds or a number is too large to compute.
+    """
+    import sympy
+
+    _load()
+    try:
+        found = call_with_deadline(lambda: _parse(text, gold=True), timeout)
+        check_size(found)
+    except DeadlineExceeded as exc:
+        msg = f"math-verify {exc} reading {text[:80]!r} as a number."
+        raise VerifierFailure(msg) from exc
+    except TooLarge as exc:
+        msg = f"Cannot read {text[:80]!r} as a number: {exc}."
+        raise VerifierFailure(msg) from exc
+    for value in found:
+        if isinstance(value, sympy.Basic) and value.is_number:
+            try:
+                number = complex(value.evalf())
+            except (TypeError, ValueError, OverflowError):
+                return None
+            return number.real if number.imag == 0 and math.isfinite(number.real) else None
+    return None
+
+
 def _compare(answer: str, gold: str) -> tuple[bool, str]:
     from math_verify import verify
 
@@ -100,6 +134,7 @@ class MathJudge:
         elif not answer.strip():
             ok, how = False, "no answer"
         else:
+            _load()
             try:
                 ok, how = call_with_deadline(lambda: _compare(answer, gold), self.timeout)
             except DeadlineExceeded as exc:
