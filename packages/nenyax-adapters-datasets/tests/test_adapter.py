@@ -121,8 +121,11 @@ def test_a_judge_that_raises_is_a_verifier_error(tmp_path):
 
 def test_golds_the_numeric_judge_cannot_read_are_named_at_load(tmp_path):
     path = tmp_path / "mixed.jsonl"
-    rows = [{"question": "One?", "answer": "1"}, {"question": "Say hi", "answer": "hello"}, {"question": "Half?",
-            "answer": "50%"}]
+    rows = [
+        {"question": "One?", "answer": "1"},
+        {"question": "Say hi", "answer": "hello"},
+        {"question": "Half?", "answer": "50%"},
+    ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     env = load(f"hf:{path}?judge=numeric")
     assert env.task_ids() == ["train/0", "train/2"]

@@ -11,8 +11,23 @@ PLANETS = (("A", "Mercury"), ("B", "Jupiter"), ("C", "Mars"))
 
 @pytest.mark.parametrize(
     "answer",
-    ["B", "b", "B)", "(B)", "B.", "[B]", "B) Jupiter", "(B) Jupiter", "B. Jupiter", "The answer is B.", "**B**",
-     "\\text{(B)}", "Option B", "Answer: (B)", "$B$"],
+    [
+        "B",
+        "b",
+        "B)",
+        "(B)",
+        "B.",
+        "[B]",
+        "B) Jupiter",
+        "(B) Jupiter",
+        "B. Jupiter",
+        "The answer is B.",
+        "**B**",
+        "\\text{(B)}",
+        "Option B",
+        "Answer: (B)",
+        "$B$",
+    ],
 )
 def test_the_chosen_label_is_read_from_every_common_form(answer):
     assert read_label(answer) == "B"
@@ -53,8 +68,11 @@ def _write(tmp_path, rows, name="mc.jsonl"):
 def test_a_multiple_choice_dataset_shows_its_options_and_reaches_audited(tmp_path):
     rows = [
         {"question": "Largest planet?", "choices": ["Mercury", "Jupiter", "Mars"], "answer": "B"},
-        {"question": "Red planet?", "choices": {"label": ["A", "B", "C"], "text": ["Venus", "Earth", "Mars"]},
-         "answer": "C"},
+        {
+            "question": "Red planet?",
+            "choices": {"label": ["A", "B", "C"], "text": ["Venus", "Earth", "Mars"]},
+            "answer": "C",
+        },
         {"question": "Hottest planet?", "choices": {"A": "Venus", "B": "Mars"}, "answer": "(a)"},
         {"question": "Ringed planet?", "choices": ["Saturn", "Mars"], "answer": "A"},
     ]

@@ -163,6 +163,13 @@ def test_a_grid_gold_is_judged_item_by_item(tmp_path, judge, reply, score):
     assert env.rollout("reference").score == 1.0
 
 
+def test_the_math_judge_refuses_a_grid_gold_at_load(tmp_path):
+    path = tmp_path / "grid.jsonl"
+    path.write_text(json.dumps({"question": "grid?", "answer": [[8, 1, 9], [8, 1, 1]]}) + "\n")
+    with pytest.raises(BadURIError, match=r"has a list, which the math judge does not compare item by item"):
+        load(f"hf:{path}?judge=math")
+
+
 def test_a_one_row_grid_also_reads_from_a_flat_row(tmp_path):
     path = tmp_path / "row.jsonl"
     path.write_text(json.dumps({"question": "row?", "answer": [["1", "2", "3"]]}) + "\n")

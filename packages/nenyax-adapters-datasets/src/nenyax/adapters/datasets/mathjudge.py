@@ -23,6 +23,7 @@ import math
 from typing import Any
 
 from nenyax.adapters.datasets.deadline import DeadlineExceeded, call_with_deadline
+from nenyax.adapters.datasets.golds import ListGold
 from nenyax.adapters.datasets.mathguard import TooLarge, check_size
 from nenyax.core import JudgeCapabilities, Judgment
 from nenyax.core.errors import UsageError, VerifierFailure
@@ -126,8 +127,19 @@ class MathJudge:
             raise UsageError(msg)
         self.timeout = float(timeout)
 
+    def unreadable_gold(self, reference: Any) -> str | None:
+        """A list gold (a grid), which math-verify would read as intervals; other golds are read when judging
+        (math-verify takes about 0.1 s a gold: reading every gold of a large file at load would take minutes)."""
+        if isinstance(reference, ListGold):
+            return "a list, which the math judge does not compare item by item (?judge=exact or numeric does)"
+        return None
+
     def judge(self, answer: str, reference: Any) -> Judgment:
         """1 when `answer` equals the reference as text or by math-verify, else 0; `VerifierFailure` when undecided."""
+        problem = self.unreadable_gold(reference)
+        if problem is not None:
+            msg = f"The math judge cannot use {problem}."
+            raise VerifierFailure(msg)
         answer, gold = str(answer), str(reference)
         if _compact(answer) == _compact(gold):
             ok, how = True, "equal as text"
