@@ -4,7 +4,7 @@ import pytest
 
 from nenyax.adapters.datasets.choice import ChoiceJudge, read_label
 from nenyax.adapters.datasets.golds import ChoiceGold
-from nenyax.core import BadURIError, Tier, VerifierFailure, check, load
+from nenyax.core import BadURIError, Tier, UsageError, VerifierFailure, check, load
 
 PLANETS = (("A", "Mercury"), ("B", "Jupiter"), ("C", "Mars"))
 
@@ -115,3 +115,26 @@ def test_options_from_a_named_column_and_from_csv_json(tmp_path):
     assert env.rollout(lambda q: "Jupiter").score == 1.0
     with pytest.raises(BadURIError, match="no choices column 'nope'"):
         load(f"hf:{path}?judge=choice&choices_column=nope&answer_column=answerKey")
+
+
+def test_an_index_gold_is_refused_with_a_hint_and_read_under_index_base(tmp_path):
+    rows = [
+        {"question": "Largest planet?", "choices": ["Mercury", "Jupiter", "Mars"], "answer": 1},
+        {"question": "Red planet?", "choices": ["Venus", "Earth", "Mars"], "answer": 2},
+    ]
+    path = _write(tmp_path, rows, name="mmlu.jsonl")
+    with pytest.raises(
+        BadURIError,
+        match=r"gold label '1' that is none of the task's options \(A, B, C\); if it is "
+        r"an option's index, set \?judge\.index_base=0 or 1",
+    ):
+        load(f"hf:{path}?judge=choice")
+    env = load(f"hf:{path}?judge=choice&judge.index_base=0")
+    assert env.rollout(lambda q: "B) Jupiter", task="train/0").score == 1.0
+    assert env.rollout(lambda q: "Mars", task="train/1").score == 1.0
+    assert env.rollout(lambda q: "B", task="train/1").score == 0.0
+    assert env.rollout("reference", task="train/1").score == 1.0
+    one_based = load(f"hf:{path}?judge=choice&judge.index_base=1")
+    assert one_based.rollout(lambda q: "A", task="train/0").score == 1.0
+    with pytest.raises(UsageError, match="index_base must be 0 or 1"):
+        ChoiceJudge(index_base=2)

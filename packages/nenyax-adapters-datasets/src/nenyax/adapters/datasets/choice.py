@@ -16,7 +16,7 @@ from typing import Any
 from nenyax.adapters.datasets.golds import ChoiceGold, ListGold
 from nenyax.adapters.datasets.judges import normalize
 from nenyax.core import JudgeCapabilities, Judgment
-from nenyax.core.errors import VerifierFailure
+from nenyax.core.errors import UsageError, VerifierFailure
 from nenyax.core.toolkit.qa import quoted
 
 _LABEL = r"[A-Za-z]|\d{1,2}"
@@ -63,20 +63,48 @@ def read_label(answer: str, options: tuple[tuple[str, str], ...] = ()) -> str | 
 
 
 class ChoiceJudge:
-    """The chosen label equals the gold label (see the module docstring for what a reply may look like)."""
+    """The chosen label equals the gold label (see the module docstring for what a reply may look like).
+
+    With ``index_base`` (``?judge.index_base=0`` for MMLU's ``"answer": 1``), a gold that is a whole
+    number is the index of the right option, counted from that base, rather than a label.
+    """
 
     capabilities = JudgeCapabilities(answer=True)
 
+    def __init__(self, index_base: int | None = None) -> None:
+        """`index_base`: None (golds are labels), or 0 or 1 (a numeric gold is an option's index from it)."""
+        if index_base is not None and (isinstance(index_base, bool) or index_base not in (0, 1)):
+            msg = f"The choice judge's index_base must be 0 or 1, got {index_base!r}."
+            raise UsageError(msg)
+        self.index_base = index_base
+
+    def _gold(self, reference: Any) -> str | None:
+        """The gold's label: an index turned into its option's label under `index_base`."""
+        label = gold_label(reference)
+        if self.index_base is None or label is None or not label.isdecimal():
+            return label
+        if not isinstance(reference, ChoiceGold) or not reference.options:
+            return None
+        position = int(label) - self.index_base
+        return reference.options[position][0].upper() if 0 <= position < len(reference.options) else None
+
+    def gold_answer(self, reference: Any) -> str:
+        """The reply that chooses `reference`: its label (an index's option's label), for the reference policy."""
+        return self._gold(reference) or str(reference)
+
     def unreadable_gold(self, reference: Any) -> str | None:
         """What makes `reference` no gold for this judge (no label, or not one of the task's options), or None."""
-        label = gold_label(reference)
+        label = self._gold(reference)
+        if label is None and self.index_base is not None and gold_label(reference):
+            return f"a gold index {str(reference)!r} that is no option's (counted from {self.index_base})"
         if label is None:
             shown = "a list" if isinstance(reference, ListGold) else repr(str(reference)[:80])
             return f"a gold answer that is not a choice label such as A or (B) ({shown})"
         if isinstance(reference, ChoiceGold) and reference.options:
             labels = [option_label.upper() for option_label, _text in reference.options]
             if label not in labels:
-                return f"a gold label {label!r} that is none of the task's options ({', '.join(labels)})"
+                hint = "; if it is an option's index, set ?judge.index_base=0 or 1" if label.isdecimal() else ""
+                return f"a gold label {label!r} that is none of the task's options ({', '.join(labels)}){hint}"
         return None
 
     def judge(self, answer: str, reference: Any) -> Judgment:
@@ -85,7 +113,7 @@ class ChoiceJudge:
         if problem is not None:
             msg = f"The choice judge cannot use {problem[0].lower()}{problem[1:]}."
             raise VerifierFailure(msg)
-        gold = gold_label(reference)
+        gold = self._gold(reference)
         options = reference.options if isinstance(reference, ChoiceGold) else ()
         chosen = read_label(answer, options)
         ok = chosen is not None and chosen == gold

@@ -140,6 +140,11 @@ class DatasetEnvironment(StepEnvironment):
             return golds
         return tuple(ChoiceGold(str(gold), options) for gold in golds)
 
+    def gold_answer(self, reference: Gold | ChoiceGold) -> str:
+        """What the reference policy answers: the judge's own answer for the gold (``gold_answer``), else its text."""
+        answer = getattr(self.judge_plugin, "gold_answer", None)
+        return str(answer(reference)) if answer is not None else str(reference)
+
     def _gold_problem(self, index: int, golds: tuple[Gold, ...]) -> str | None:
         """Why row `index` is no task for this judge (its options, or a gold the judge cannot read), or None."""
         options = self.options[index]
@@ -205,8 +210,8 @@ class DatasetSession(QuestionSession):
     def __init__(self, env: DatasetEnvironment, index: int, seed: int | None) -> None:
         """Read the row (validated at load: it has a question and at least one gold answer)."""
         self.index = index
-        golds = env.golds[index] or ()  # never empty: bad rows are refused before a session opens
         options = env.options[index]
+        references = env.references(index)  # never empty: bad rows are refused before a session opens
         question = env.questions[index]
         if options and not isinstance(options, BadValue):
             question += "\n\n" + "\n".join(f"{label}. {text}" for label, text in options)
@@ -217,6 +222,6 @@ class DatasetSession(QuestionSession):
             system_prompt=env.spec.system_prompt,
             judge=env.judge_plugin,
             judge_name=repr(env.spec.judge),
-            references=env.references(index),
-            gold=str(golds[0]),
+            references=references,
+            gold=env.gold_answer(references[0]),
         )
