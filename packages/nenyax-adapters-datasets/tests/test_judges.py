@@ -1,5 +1,6 @@
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -81,6 +82,18 @@ def test_parse_number(text, value):
 )
 def test_numeric_reads_percents_minus_signs_and_latex(answer, gold, ok):
     assert NumericJudge().judge(answer, gold).passed is ok
+
+
+def test_the_numeric_judge_says_which_golds_it_cannot_read():
+    judge = NumericJudge()
+    assert judge.unreadable_gold("1,000") is None
+    assert judge.unreadable_gold("hello") == "a gold answer the numeric judge cannot read as a number ('hello')"
+    assert judge.unreadable_gold("\\frac{\\pi}{2}") is None  # LaTeX is read when judged, not at load
+    assert judge.judge("1.5708", "\\frac{\\pi}{2}").score == 0.0
+    assert NumericJudge(tolerance=1e-4).judge("1.5708", "\\frac{\\pi}{2}").score == 1.0
+    words = "\\text{x}"
+    with pytest.raises(VerifierFailure, match=re.escape(f"cannot read the gold answer {words!r} as a number")):
+        judge.judge("1", words)
 
 
 def test_exact_reads_a_unicode_minus_as_a_minus():

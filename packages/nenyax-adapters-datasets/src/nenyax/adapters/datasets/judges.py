@@ -85,12 +85,12 @@ def _plain_number(cleaned: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def parse_number(text: str) -> float | None:
+def parse_number(text: str, *, latex: bool = True) -> float | None:
     """A number from `text` ("1,234.5", "$3", "3/4", "-2e-3", "\\frac{1}{2}", "\\frac34"), or None.
 
     A Unicode minus sign or dash reads as "-". A percent sign means hundredths: "50%" is 0.5. LaTeX that
     is not a plain fraction is read by math-verify (`VerifierFailure` when that takes too long or a
-    number is too large to compute).
+    number is too large to compute). ``latex=False`` reads plain numbers only.
     """
     text = unicodedata.normalize("NFKC", str(text)).translate(_SIGNS).strip().rstrip(".").strip()
     cleaned = _NUMBER_NOISE.sub("", text)
@@ -100,7 +100,7 @@ def parse_number(text: str) -> float | None:
     if not cleaned or "%" in cleaned:
         return None
     value = _plain_number(cleaned)
-    if value is None and "\\" in cleaned:
+    if value is None and latex and "\\" in cleaned:
         from nenyax.adapters.datasets.mathjudge import read_number
 
         value = read_number(cleaned)
@@ -130,16 +130,21 @@ class NumericJudge:
         )
 
     def unreadable_gold(self, reference: Any) -> str | None:
-        """What makes `reference` no gold for this judge (a text that is no number), or None."""
+        """What makes `reference` no gold for this judge (a text that is no number), or None.
+
+        A gold with LaTeX that is not a plain fraction passes here and is read when judged.
+        """
         items = _leaves(reference.items) if isinstance(reference, ListGold) else [str(reference)]
         for item in items:
-            if parse_number(item) is None:
+            # LaTeX is read when judging: math-verify takes about 0.1 s a gold, minutes for a large file at load.
+            if parse_number(item, latex=False) is None and "\\" not in item:
                 return f"a gold answer the numeric judge cannot read as a number ({item[:80]!r})"
         return None
 
     def judge(self, answer: str, reference: Any) -> Judgment:
         """1 when both read as numbers within the tolerance; 0 when the answer is not a number."""
-        if self.unreadable_gold(reference) is not None:
+        golds = _leaves(reference.items) if isinstance(reference, ListGold) else [str(reference)]
+        if any(parse_number(gold) is None for gold in golds):
             msg = f"The numeric judge cannot read the gold answer {str(reference)[:80]!r} as a number."
             raise VerifierFailure(msg)
         if isinstance(reference, ListGold):
