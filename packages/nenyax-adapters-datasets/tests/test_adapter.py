@@ -111,12 +111,38 @@ def test_missing_or_unreadable_files(tmp_path):
 
 def test_a_judge_that_raises_is_a_verifier_error(tmp_path):
     path = tmp_path / "words.jsonl"
-    path.write_text(json.dumps({"question": "Say hi", "answer": "hello"}) + "\n")
-    traj = load(f"hf:{path}?judge=numeric").rollout("reference")
+    path.write_text(json.dumps({"question": "Say hi", "answer": "\\"}) + "\n")
+    traj = load(f"hf:{path}?judge=math").rollout(lambda q: "<answer>5</answer>")
     assert traj.status is Status.VERIFIER_ERROR
     assert traj.judgment is None
-    assert "cannot read the gold answer 'hello' as a number" in traj.error
+    assert "cannot read the gold answer '\\\\' as mathematics" in traj.error
     assert traj.steps[0].action
+
+
+def test_golds_the_numeric_judge_cannot_read_are_named_at_load(tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    rows = [
+        {"question": "One?", "answer": "1"},
+        {"question": "Say hi", "answer": "hello"},
+        {"question": "Half?", "answer": "50%"},
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    env = load(f"hf:{path}?judge=numeric")
+    assert env.task_ids() == ["train/0", "train/2"]
+    assert [row.sentence for row in env.bad_rows] == [
+        "Line 2 of mixed.jsonl (task train/1) has a gold answer the numeric judge cannot read as a number ('hello')."
+    ]
+    assert "1 of 3 rows have no usable gold answer" in env.manifest.description
+    assert env.rollout(lambda q: "0.5", task="train/2").score == 1.0
+    assert load(f"hf:{path}").task_ids() == ["train/0", "train/1", "train/2"]  # the exact judge reads any text
+    words = tmp_path / "words.jsonl"
+    words.write_text(json.dumps({"question": "Say hi", "answer": "hello"}) + "\n")
+    with pytest.raises(BadURIError) as info:
+        load(f"hf:{words}?judge=numeric")
+    assert str(info.value) == (
+        "No row of words.jsonl has a usable gold answer (Line 1 of words.jsonl (task train/0) has a gold answer "
+        "the numeric judge cannot read as a number ('hello'), and so on); choose another ?judge=."
+    )
 
 
 def test_chat_rendering_asks_for_answer_tags(jsonl):

@@ -15,3 +15,7 @@ class TestNumericJudgeConformance(conformance_suite("judge")):  # type: ignore[m
 
 class TestMathJudgeConformance(conformance_suite("judge")):  # type: ignore[misc]
     plugin = "math"
+
+
+class TestChoiceJudgeConformance(conformance_suite("judge")):  # type: ignore[misc]
+    plugin = "choice"

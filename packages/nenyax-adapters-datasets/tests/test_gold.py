@@ -5,6 +5,7 @@ import json
 import datasets
 import pytest
 
+from nenyax.adapters.datasets.golds import ListGold
 from nenyax.core import BadURIError, Tier, check, load
 
 AS_WRITTEN = ["NA", "007", "00501", "3.10", "True", "1e3", "null", "-0"]
@@ -110,28 +111,71 @@ def test_typed_files_name_bad_rows_by_index(tmp_path):
     ]
 
 
-def test_a_nested_list_gold_is_a_bad_row_in_json_and_in_a_typed_list_column(tmp_path):
+def test_a_list_of_lists_is_one_list_answer_and_a_mixed_list_is_a_bad_row(tmp_path):
     path = tmp_path / "nested.jsonl"
     rows = [
         {"question": "a", "answer": ["x", ["y", "z"]]},
-        {"question": "b", "answer": [["7"]]},
+        {"question": "grid", "answer": [[8, 1, 9], [8, 1, 1]]},
         {"question": "c", "answer": ["4", "four"]},
+        {"question": "d", "answer": [[1], []]},
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     env = load(f"hf:{path}")
-    # A list inside the list is no answer anyone can give: not the text "['y', 'z']", and not its items.
-    assert env.task_ids() == ["train/2"]
-    assert env.session().references == ("4", "four")
+    # A list of lists (an ARC grid) is one answer that is a list, not several answers and not "no answer".
+    assert env.task_ids() == ["train/1", "train/2"]
+    grid = env.session(task="train/1")
+    assert grid.references == (ListGold((("8", "1", "9"), ("8", "1", "1"))),)
+    assert grid.gold == "[[8, 1, 9], [8, 1, 1]]"
+    assert env.session(task="train/2").references == ("4", "four")
     assert [row.sentence for row in env.bad_rows] == [
-        "Line 1 of nested.jsonl (task train/0) has a list in 'answer' holding a nested list in 'answer'.",
-        "Line 2 of nested.jsonl (task train/1) has a list in 'answer' holding a nested list in 'answer'.",
+        "Line 1 of nested.jsonl (task train/0) has a list in 'answer' that mixes answers and lists "
+        "(a grid is a list of lists only).",
+        "Line 4 of nested.jsonl (task train/3) has a list of lists in 'answer' holding an empty list in 'answer'.",
     ]
     typed = tmp_path / "nested.parquet"
     datasets.Dataset.from_list(
         [{"question": "a", "answer": [["1", "2"]]}, {"question": "b", "answer": [["3"], ["4"]]}]
     ).to_parquet(str(typed))
-    with pytest.raises(BadURIError, match=r"No row of nested\.parquet has a gold answer .* holding a nested list"):
-        load(f"hf:{typed}")
+    typed_env = load(f"hf:{typed}")
+    assert typed_env.task_ids() == ["train/0", "train/1"]
+    assert typed_env.session(task="train/1").gold == "[[3], [4]]"
+
+
+@pytest.mark.parametrize("judge", ["exact", "numeric"])
+@pytest.mark.parametrize(
+    ("reply", "score"),
+    [
+        ("<answer>8 1 9\n8 1 1</answer>", 1.0),  # rows on lines, as ARC tasks ask for them
+        ("[[8, 1, 9], [8, 1, 1]]", 1.0),
+        ("<answer>[['8', '1', '9'], ['8', '1', '1']]</answer>", 1.0),
+        ("<answer>8, 1, 9\n8, 1, 1</answer>", 1.0),
+        ("8 1 9 8 1 1", 0.0),  # the right items in the wrong shape
+        ("<answer>8 1 9\n8 1\n1</answer>", 0.0),
+        ("[[8, 1, 9], [8, 1, 2]]", 0.0),
+        ("", 0.0),
+    ],
+)
+def test_a_grid_gold_is_judged_item_by_item(tmp_path, judge, reply, score):
+    path = tmp_path / "grid.jsonl"
+    path.write_text(json.dumps({"question": "grid?", "answer": [[8, 1, 9], [8, 1, 1]]}) + "\n")
+    env = load(f"hf:{path}?judge={judge}")
+    assert env.rollout(lambda q: reply).score == score
+    assert env.rollout("reference").score == 1.0
+
+
+def test_the_math_judge_refuses_a_grid_gold_at_load(tmp_path):
+    path = tmp_path / "grid.jsonl"
+    path.write_text(json.dumps({"question": "grid?", "answer": [[8, 1, 9], [8, 1, 1]]}) + "\n")
+    with pytest.raises(BadURIError, match=r"has a list, which the math judge does not compare item by item"):
+        load(f"hf:{path}?judge=math")
+
+
+def test_a_one_row_grid_also_reads_from_a_flat_row(tmp_path):
+    path = tmp_path / "row.jsonl"
+    path.write_text(json.dumps({"question": "row?", "answer": [["1", "2", "3"]]}) + "\n")
+    env = load(f"hf:{path}?judge=numeric")
+    assert env.rollout(lambda q: "1 2 3").score == 1.0
+    assert env.rollout(lambda q: "1 2").score == 0.0
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -40,15 +41,64 @@ def test_exact_accepts_a_list_of_golds():
     [
         ("1,234.5", 1234.5),
         ("$3", 3.0),
-        ("50%", 50.0),
+        ("50%", 0.5),
+        ("50\\%", 0.5),
+        ("12.5 %", 0.125),
         ("3/4", 0.75),
         ("-2e-3", -0.002),
+        ("\u22122", -2.0),
+        ("\u2013 7.5", -7.5),
         ("\\frac{1}{2}", 0.5),
+        ("\\frac34", 0.75),
+        ("-\\dfrac{3}{4}", -0.75),
+        ("3\\tfrac12", 3.5),
+        ("1{,}000", 1000.0),
+        ("\u00bd", 0.5),
         ("x", None),
+        ("50% of 3", None),
+        ("1e400", None),
     ],
 )
 def test_parse_number(text, value):
     assert parse_number(text) == value
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "ok"),
+    [
+        ("50%", "0.5", True),  # a percent is hundredths
+        ("50%", "50%", True),
+        ("0.5", "50%", True),
+        ("50 %", "50\\%", True),
+        ("30%", "30", False),  # 30% is 0.3, not 30: never silently right
+        ("30", "30%", False),
+        ("\u22122", "-2", True),  # a Unicode minus sign
+        ("\u22122", "2", False),
+        ("\\frac34", "0.75", True),
+        ("\\frac34", "3/4", True),
+        ("$\\dfrac{3}{4}$", "0.75", True),
+        ("\\frac34", "0.7", False),
+    ],
+)
+def test_numeric_reads_percents_minus_signs_and_latex(answer, gold, ok):
+    assert NumericJudge().judge(answer, gold).passed is ok
+
+
+def test_the_numeric_judge_says_which_golds_it_cannot_read():
+    judge = NumericJudge()
+    assert judge.unreadable_gold("1,000") is None
+    assert judge.unreadable_gold("hello") == "a gold answer the numeric judge cannot read as a number ('hello')"
+    assert judge.unreadable_gold("\\frac{\\pi}{2}") is None  # LaTeX is read when judged, not at load
+    assert judge.judge("1.5708", "\\frac{\\pi}{2}").score == 0.0
+    assert NumericJudge(tolerance=1e-4).judge("1.5708", "\\frac{\\pi}{2}").score == 1.0
+    words = "\\text{x}"
+    with pytest.raises(VerifierFailure, match=re.escape(f"cannot read the gold answer {words!r} as a number")):
+        judge.judge("1", words)
+
+
+def test_exact_reads_a_unicode_minus_as_a_minus():
+    assert ExactJudge().judge("\u22122", "-2").passed
+    assert not ExactJudge().judge("\u22122", "2").passed
 
 
 def test_numeric_tolerance():

@@ -6,16 +6,28 @@ import random
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
+from nenyax.adapters.datasets.golds import ChoiceGold
 from nenyax.adapters.datasets.loading import (
     ANSWER_COLUMNS,
+    CHOICE_COLUMNS,
     PROMPT_COLUMNS,
     content_digest,
     load_table,
     pick_column,
 )
-from nenyax.adapters.datasets.reference import SHOWN_BAD_ROWS, BadRow, BadValue, as_text, read_golds, read_questions
+from nenyax.adapters.datasets.reference import (
+    SHOWN_BAD_ROWS,
+    BadRow,
+    BadValue,
+    Gold,
+    Options,
+    as_text,
+    read_golds,
+    read_options,
+    read_questions,
+)
 from nenyax.core import Manifest, Mode, Split, StepEnvironment
-from nenyax.core.errors import BadURIError
+from nenyax.core.errors import BadURIError, VerifierFailure
 from nenyax.core.toolkit.qa import ANSWER_RULES, QuestionSession, question_capabilities
 
 if TYPE_CHECKING:
@@ -28,6 +40,11 @@ class DatasetEnvironment(StepEnvironment):
     Every row is validated at load. A row without a question is an error naming it. A row whose gold
     answer is null, empty or missing is a *bad row*: it is not a task (`task_ids` leaves it out, so
     `check` never samples it), and it is listed in `bad_rows` and in the manifest's ``extra["bad_rows"]``.
+    So is a row whose gold the judge cannot read (its ``unreadable_gold``: a word under ``numeric``, a
+    non-label under ``choice``), and one whose options cell is unusable.
+
+    With a choices column (``?choices_column=``, or ``choices``/``options`` under ``judge=choice``) each
+    question is shown with its options (``A. Mercury``), and the judge gets a `ChoiceGold` carrying them.
     """
 
     def __init__(self, uri: str, spec: DatasetSpec, judge: Any) -> None:
@@ -42,10 +59,12 @@ class DatasetEnvironment(StepEnvironment):
         self.id_column = (
             pick_column(columns, spec.id_column, (), "id", "id_column") if spec.id_column is not None else None
         )
+        self.choices_column = self._choices_column(columns)
         self.row_ids = row_ids = self._row_ids()
         """Every row's task id, bad rows included."""
         self.questions = read_questions(self.table, self.prompt_column)
-        self.golds, bad = read_golds(self.table, self.answer_column, row_ids)
+        self.options = self._options()
+        self.golds, bad = read_golds(self.table, self.answer_column, row_ids, self._gold_problem)
         self.bad_rows: tuple[BadRow, ...] = tuple(bad)
         """Rows whose gold answer is unusable (null, empty, missing), in file order; none of them is a task."""
         self._bad = {row.task_id: row for row in bad}
@@ -81,6 +100,7 @@ class DatasetEnvironment(StepEnvironment):
                     "prompt_column": self.prompt_column,
                     "answer_column": self.answer_column,
                     "id_column": self.id_column,
+                    "choices_column": self.choices_column,
                     "judge": spec.judge,
                     "judge_options": spec.judge_options,
                     "rows": self.table.size,
@@ -92,6 +112,56 @@ class DatasetEnvironment(StepEnvironment):
                 capabilities=question_capabilities(seeded=False, reference_policy=True),
             )
         )
+
+    def _choices_column(self, columns: tuple[str, ...]) -> str | None:
+        if self.spec.choices_column is not None:
+            return pick_column(columns, self.spec.choices_column, (), "choices", "choices_column")
+        if self.spec.judge == "choice":  # only the choice judge looks for options it was not told about
+            return next((name for name in CHOICE_COLUMNS if name in columns), None)
+        return None
+
+    def _options(self) -> list[Options | BadValue]:
+        """Every row's options (or why its cell holds none); empty when there is no choices column."""
+        if self.choices_column is None:
+            return [() for _ in range(self.table.size)]
+        read: list[Options | BadValue] = []
+        for value in self.table.column(self.choices_column):
+            try:
+                read.append(read_options(value, self.choices_column))
+            except BadValue as exc:
+                read.append(exc)
+        return read
+
+    def references(self, index: int) -> tuple[Gold | ChoiceGold, ...]:
+        """What the judge compares row `index`'s answer with: its golds, each with the row's options if any."""
+        golds = self.golds[index] or ()
+        options = self.options[index]
+        if not options or isinstance(options, BadValue):
+            return golds
+        return tuple(ChoiceGold(str(gold), options) for gold in golds)
+
+    def gold_answer(self, reference: Gold | ChoiceGold) -> str:
+        """What the reference policy answers: the judge's own answer for the gold (``gold_answer``), else its text."""
+        answer = getattr(self.judge_plugin, "gold_answer", None)
+        return str(answer(reference)) if answer is not None else str(reference)
+
+    def _gold_problem(self, index: int, golds: tuple[Gold, ...]) -> str | None:
+        """Why row `index` is no task for this judge (its options, or a gold the judge cannot read), or None."""
+        options = self.options[index]
+        if isinstance(options, BadValue):
+            return str(options)
+        unreadable = getattr(self.judge_plugin, "unreadable_gold", None)
+        if unreadable is None:  # a third-party judge that does not say: its golds are judged as they come
+            return None
+        references = golds if not options else tuple(ChoiceGold(str(gold), options) for gold in golds)
+        for reference in references:
+            try:
+                problem = unreadable(reference)
+            except VerifierFailure as exc:  # reading it took too long, or a number is too large to compute
+                return f"a gold answer the {self.spec.judge} judge cannot read: {str(exc).rstrip('.')}"
+            if problem is not None:
+                return str(problem)
+        return None
 
     def _row_ids(self) -> list[str]:
         if self.id_column is None:
@@ -140,14 +210,18 @@ class DatasetSession(QuestionSession):
     def __init__(self, env: DatasetEnvironment, index: int, seed: int | None) -> None:
         """Read the row (validated at load: it has a question and at least one gold answer)."""
         self.index = index
-        golds = env.golds[index] or ()  # never empty: bad rows are refused before a session opens
+        options = env.options[index]
+        references = env.references(index)  # never empty: bad rows are refused before a session opens
+        question = env.questions[index]
+        if options and not isinstance(options, BadValue):
+            question += "\n\n" + "\n".join(f"{label}. {text}" for label, text in options)
         super().__init__(
             task_id=env.row_ids[index],
             seed=seed,
-            question=env.questions[index],
+            question=question,
             system_prompt=env.spec.system_prompt,
             judge=env.judge_plugin,
             judge_name=repr(env.spec.judge),
-            references=golds,
-            gold=golds[0],
+            references=references,
+            gold=env.gold_answer(references[0]),
         )

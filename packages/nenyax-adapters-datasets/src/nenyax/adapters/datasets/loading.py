@@ -32,6 +32,8 @@ BUILDERS = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "c
 """File suffix -> the datasets builder that reads it."""
 PROMPT_COLUMNS = ("question", "prompt", "problem", "input", "query")
 ANSWER_COLUMNS = ("answer", "solution", "target", "output", "label")
+CHOICE_COLUMNS = ("choices", "options")
+"""Columns holding a task's options, looked for under ``judge=choice``."""
 
 
 def _one_line(exc: BaseException) -> str:

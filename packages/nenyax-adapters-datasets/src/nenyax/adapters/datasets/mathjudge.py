@@ -23,6 +23,7 @@ import math
 from typing import Any
 
 from nenyax.adapters.datasets.deadline import DeadlineExceeded, call_with_deadline
+from nenyax.adapters.datasets.golds import ListGold
 from nenyax.adapters.datasets.mathguard import TooLarge, check_size
 from nenyax.core import JudgeCapabilities, Judgment
 from nenyax.core.errors import UsageError, VerifierFailure
@@ -64,6 +65,40 @@ def _parsed_gold(text: str) -> tuple[Any, ...]:
     return tuple(_parse(text, gold=True))
 
 
+def _load() -> None:
+    """Import math-verify (and sympy, antlr) before any deadline starts: an import is not a judgment, and one
+    stopped halfway by a deadline leaves a module that every later judgment would find broken."""
+    import math_verify  # noqa: F401
+    from latex2sympy2_extended import latex2sympy  # noqa: F401
+
+
+def read_number(text: str, timeout: float = DEFAULT_TIMEOUT) -> float | None:
+    """The real number math-verify reads in `text` (``\\frac34``, ``3\\tfrac12``, ``2\\sqrt2``), or None.
+
+    `VerifierFailure` when reading takes over `timeout` seconds or a number is too large to compute.
+    """
+    import sympy
+
+    _load()
+    try:
+        found = call_with_deadline(lambda: _parse(text, gold=True), timeout)
+        check_size(found)
+    except DeadlineExceeded as exc:
+        msg = f"math-verify {exc} reading {text[:80]!r} as a number."
+        raise VerifierFailure(msg) from exc
+    except TooLarge as exc:
+        msg = f"Cannot read {text[:80]!r} as a number: {exc}."
+        raise VerifierFailure(msg) from exc
+    for value in found:
+        if isinstance(value, sympy.Basic) and value.is_number:
+            try:
+                number = complex(value.evalf())
+            except (TypeError, ValueError, OverflowError):
+                return None
+            return number.real if number.imag == 0 and math.isfinite(number.real) else None
+    return None
+
+
 def _compare(answer: str, gold: str) -> tuple[bool, str]:
     from math_verify import verify
 
@@ -92,14 +127,26 @@ class MathJudge:
             raise UsageError(msg)
         self.timeout = float(timeout)
 
+    def unreadable_gold(self, reference: Any) -> str | None:
+        """A list gold (a grid), which math-verify would read as intervals; other golds are read when judging
+        (math-verify takes about 0.1 s a gold: reading every gold of a large file at load would take minutes)."""
+        if isinstance(reference, ListGold):
+            return "a list, which the math judge does not compare item by item (?judge=exact or numeric does)"
+        return None
+
     def judge(self, answer: str, reference: Any) -> Judgment:
         """1 when `answer` equals the reference as text or by math-verify, else 0; `VerifierFailure` when undecided."""
+        problem = self.unreadable_gold(reference)
+        if problem is not None:
+            msg = f"The math judge cannot use {problem}."
+            raise VerifierFailure(msg)
         answer, gold = str(answer), str(reference)
         if _compact(answer) == _compact(gold):
             ok, how = True, "equal as text"
         elif not answer.strip():
             ok, how = False, "no answer"
         else:
+            _load()
             try:
                 ok, how = call_with_deadline(lambda: _compare(answer, gold), self.timeout)
             except DeadlineExceeded as exc:

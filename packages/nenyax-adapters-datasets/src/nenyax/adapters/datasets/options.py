@@ -20,7 +20,12 @@ OPTIONS = Options(
     Option("answer_column", str, help="The column holding the gold answer (default: found by name)."),
     Option("id_column", str, help="The column holding each row's task id (default: the row's number)."),
     Option("split", str, help="The split to read (default: the only one, or train)."),
-    Option("judge", str, default="exact", help="The judge plugin comparing answers (exact, numeric, math...)."),
+    Option(
+        "choices_column",
+        str,
+        help="The column holding each task's options (default under judge=choice: choices or options, if present).",
+    ),
+    Option("judge", str, default="exact", help="The judge plugin comparing answers (exact, numeric, math, choice...)."),
     Option("tolerance", float, help="Shorthand for judge.tolerance."),
     Option("system_prompt", str, default=SYSTEM_PROMPT, help="The first message of every episode."),
     prefixes=("judge",),
@@ -36,6 +41,7 @@ class DatasetSpec:
     prompt_column: str | None
     answer_column: str | None
     id_column: str | None
+    choices_column: str | None
     split: str | None
     judge: str
     judge_options: dict[str, Any]
@@ -53,6 +59,7 @@ def parse_spec(uri: EnvURI) -> DatasetSpec:
         prompt_column=read["prompt_column"],
         answer_column=read["answer_column"],
         id_column=read["id_column"],
+        choices_column=read["choices_column"],
         split=read["split"],
         judge=read["judge"],
         judge_options=judge_options,

@@ -28,7 +28,13 @@ def nenyax_register_judges() -> list[PluginSpec]:
             kind="judge",
             name="numeric",
             factory="nenyax.adapters.datasets.judges:NumericJudge",
-            summary="numbers equal within a tolerance (fractions, commas and units allowed)",
+            summary="numbers equal within a tolerance (fractions, LaTeX, percents as hundredths, commas and units)",
+        ),
+        PluginSpec(
+            kind="judge",
+            name="choice",
+            factory="nenyax.adapters.datasets.choice:ChoiceJudge",
+            summary="multiple choice: the label a reply chooses (B, (B), B) Jupiter, or an option's text)",
         ),
         PluginSpec(
             kind="judge",

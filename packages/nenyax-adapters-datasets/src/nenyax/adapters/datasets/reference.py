@@ -7,19 +7,23 @@ is written the usual way (``7``, ``3.1``, ``true``). The final answer in a cell 
 
 **Several acceptable answers** are a list cell: a JSON array, or a list column of a typed file. Every
 item is read like a cell of its own, a reply scores the best of its judgments against the items, and
-the reference policy answers the first. An empty list, or a list with a null, empty or nested item, is
-a bad gold row, like a null, empty or missing cell. A CSV cell is always one answer: ``[1, 2]`` in a
-CSV is the text ``[1, 2]``.
+the reference policy answers the first. **A list of lists** (an ARC grid, ``[[1, 2], [3, 4]]``) is one
+answer that is a list (`golds.ListGold`), judged item by item. An empty list, a list with a null or
+empty item, or one that mixes answers and lists, is a bad gold row, like a null, empty or missing cell.
+A CSV cell is always one answer: ``[1, 2]`` in a CSV is the text ``[1, 2]``.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
+from nenyax.adapters.datasets.golds import ListGold, Nested
 from nenyax.adapters.datasets.loading import MISSING, Table
 from nenyax.core.errors import BadURIError
 from nenyax.core.toolkit.qa import last_boxed
@@ -89,11 +93,29 @@ def final_answer(text: str, column: str) -> str:
     return found
 
 
-def gold_answers(value: Any, column: str) -> tuple[str, ...]:
-    """The acceptable answers in a gold cell (one, or a list's items), or `BadValue`."""
+Gold = str | ListGold
+"""One acceptable answer: a text, or a list (a grid)."""
+
+
+def _nested(value: Any, column: str) -> Nested:
+    if not value:
+        raise BadValue(f"an empty list in {column!r}")
+    return tuple(_nested(item, column) if isinstance(item, list | tuple) else as_text(item, column) for item in value)
+
+
+def gold_answers(value: Any, column: str) -> tuple[Gold, ...]:
+    """The acceptable answers in a gold cell (one, a list's items, or one list of lists), or `BadValue`."""
     if isinstance(value, list | tuple):
         if not value:
             raise BadValue(f"an empty list in {column!r}")
+        nested = [isinstance(item, list | tuple) for item in value]
+        if all(nested):  # a grid: one answer that is a list, not several answers
+            try:
+                return (ListGold(_nested(value, column)),)
+            except BadValue as exc:
+                raise BadValue(f"a list of lists in {column!r} holding {exc}") from None
+        if any(nested):
+            raise BadValue(f"a list in {column!r} that mixes answers and lists (a grid is a list of lists only)")
         try:
             return tuple(final_answer(as_text(item, column), column) for item in value)
         except BadValue as exc:
@@ -101,13 +123,28 @@ def gold_answers(value: Any, column: str) -> tuple[str, ...]:
     return (final_answer(as_text(value, column), column),)
 
 
-def read_golds(table: Table, column: str, task_ids: list[str]) -> tuple[list[tuple[str, ...] | None], list[BadRow]]:
-    """Every row's acceptable answers (None for a bad row), and the bad rows; all rows bad is an error."""
-    golds: list[tuple[str, ...] | None] = []
+GoldCheck = Callable[[int, tuple[Gold, ...]], "str | None"]
+"""What makes row `index`'s golds unusable for the judge in use (a phrase after "has"), or None."""
+
+
+def read_golds(
+    table: Table, column: str, task_ids: list[str], check: GoldCheck | None = None
+) -> tuple[list[tuple[Gold, ...] | None], list[BadRow]]:
+    """Every row's acceptable answers (None for a bad row), and the bad rows; all rows bad is an error.
+
+    `check` makes a row whose golds the judge cannot read (or whose options are unusable) a bad row too.
+    """
+    golds: list[tuple[Gold, ...] | None] = []
     bad: list[BadRow] = []
+    refused = 0  # bad rows whose gold was read but refused by `check`
     for index, value in enumerate(table.column(column)):
         try:
-            golds.append(gold_answers(value, column))
+            answers = gold_answers(value, column)
+            problem = check(index, answers) if check is not None else None
+            if problem is not None:
+                refused += 1
+                raise BadValue(problem)
+            golds.append(answers)
         except BadValue as exc:
             golds.append(None)
             line = table.lines[index] if table.lines is not None else None
@@ -115,12 +152,50 @@ def read_golds(table: Table, column: str, task_ids: list[str]) -> tuple[list[tup
                 BadRow(task_id=task_ids[index], row=index, line=line, problem=str(exc), where=table.where(index))
             )
     if len(bad) == table.size:
-        msg = (
-            f"No row of {table.name} has a gold answer in its {column!r} column ({bad[0].sentence[:-1]}, and so on); "
-            "name the answer column with ?answer_column=<column>."
-        )
+        first = bad[0].sentence[:-1]
+        if refused == len(bad):  # every gold was read, and the judge can read none of them
+            msg = f"No row of {table.name} has a usable gold answer ({first}, and so on); choose another ?judge=."
+        else:
+            msg = (
+                f"No row of {table.name} has a gold answer in its {column!r} column ({first}, and so on); "
+                "name the answer column with ?answer_column=<column>."
+            )
         raise BadURIError(msg)
     return golds, bad
+
+
+Options = tuple[tuple[str, str], ...]
+"""A task's options as (label, text) pairs, in order."""
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def read_options(value: Any, column: str) -> Options:
+    """A cell's options: a list of texts (labelled A, B, ...), ``{"label": [...], "text": [...]}`` (ARC,
+    CommonsenseQA), or ``{"A": text, ...}``; JSON text in a CSV cell too. `BadValue` for anything else."""
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise BadValue(f"a {column!r} that is not valid JSON") from None
+    if isinstance(value, dict) and set(value) >= {"label", "text"}:
+        labels, texts = value["label"], value["text"]
+        if not isinstance(labels, list | tuple) or not isinstance(texts, list | tuple) or len(labels) != len(texts):
+            raise BadValue(f"a {column!r} whose labels and texts differ in number")
+        pairs = list(zip(labels, texts, strict=True))
+    elif isinstance(value, dict):
+        pairs = list(value.items())
+    elif isinstance(value, list | tuple):
+        if len(value) > len(_LETTERS):
+            raise BadValue(f"more than {len(_LETTERS)} options in {column!r}")
+        pairs = list(zip(_LETTERS, value, strict=False))
+    else:
+        raise BadValue(f"no list of options in {column!r}")
+    if not pairs:
+        raise BadValue(f"no options in {column!r}")
+    options = tuple((as_text(label, column), as_text(text, column)) for label, text in pairs)
+    if len({label.upper() for label, _text in options}) != len(options):
+        raise BadValue(f"options in {column!r} that repeat a label")
+    return options
 
 
 def read_questions(table: Table, column: str) -> list[str]:
