@@ -24,6 +24,7 @@ import nox
 
 from noxlib import host
 from noxlib import podman as podman_engine
+from noxlib import together as sharing
 from noxlib.workspace import (
     PACKAGES,
     PYTHON,
@@ -49,6 +50,7 @@ nox.options.sessions = [
     "podman",
     "plugin-kits",
     "integration",
+    "together",
     "wheels",
 ]
 nox.options.reuse_existing_virtualenvs = True
@@ -215,6 +217,33 @@ def _modules(package: str) -> list[str]:
             continue
         modules.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     return modules
+
+
+# The one Python where every format installs (harbor and nemo-gym need >= 3.12); 3.11's environment of every
+# shared distribution together is `integration`'s.
+TOGETHER_PYTHON = "3.12"
+
+
+@nenyax_session(python=host.pyenv_python(TOGETHER_PYTHON))
+def together(session: nox.Session) -> None:
+    """Every published distribution in one environment, with the format library a user installs beside each:
+    they resolve and install together, every module each ships imports and every plugin loads (strict).
+
+    The pairs that cannot share an environment are declared, with their reasons (noxlib/together.py): the
+    other side of each is left out, and each pair is resolved alone to say whether it still conflicts."""
+    products = published()
+    for pair in sharing.pairs(products):
+        both = [*sharing.requirements(pair.declared_by), *sharing.requirements(pair.other)]
+        ok, _ = sharing.resolves(TOGETHER_PYTHON, both, CONSTRAINTS)
+        state = "resolve together, but " if ok else "cannot be resolved together: "
+        session.log(f"{pair.declared_by} and {pair.other} {state}{pair.why}")
+    held = sharing.sharing(products)
+    _install_local(session, *held, extra=[r for p in held for r in sharing.beside(p)])
+    if _install_only(session):
+        return
+    modules = [module for package in held for module in _modules(package)]
+    session.run("python", "-P", str(IMPORT_MODULES), *modules, env=ENV)
+    session.run("nenyax", "plugins", "--json", env=_env(session), silent=True)
 
 
 # The README's quickstart: what a new user installs to run the main job.
