@@ -15,6 +15,8 @@ The keys (all optional):
   test group changed: `about` (the session's docstring), `python` (default 3.11), `drop` (names taken out of
   the test group), `requires` (added to it; first-party names install from source), `env` (variables set
   for pytest), `pytest` (arguments before the session's own).
+- `beside` and `[tool.nenyax.cannot-share]`: what a user installs beside it, and the distributions it cannot
+  share an environment with (the `together` session; noxlib/together.py).
 """
 
 from __future__ import annotations
