@@ -134,6 +134,9 @@ def test_a_distribution_shipping_a_namespace_init_is_caught(tmp_path, monkeypatc
     )
     record = "nenyax/__init__.py,,\nnenyax/adapters/__init__.py,,\nnenyax/adapters/broken/__init__.py,,\n"
     (site / "nenyax_adapters_broken-1.0.dist-info" / "RECORD").write_text(record)
+    for path in record.split(",,\n")[:-1]:  # what a wheel install puts in place (Python >= 3.12 lists only those)
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).touch()
     monkeypatch.syspath_prepend(str(site))
     sources = [("adapters-broken", AdapterPlugin(), "nenyax-adapters-broken", "1.0")]
     outcome = _report(None, sources=sources, checks=common_checks("adapter"))["adapter/no-namespace-init"]
