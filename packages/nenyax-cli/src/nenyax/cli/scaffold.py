@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import string
 from importlib import resources
-from importlib.abc import Traversable
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import attrs
