@@ -107,6 +107,7 @@ class OpenEnvEnvironment(StepEnvironment):
             capabilities=Capabilities(
                 seeded=info.seeded,
                 stable_task_ids=info.seeded,
+                stochastic=spec.stochastic if spec.stochastic is not None else info.metadata.get("stochastic") is True,
                 reference_policy=spec.reference is not None,
                 null_policy=null == "ok",
                 random_policy=rand == "ok",

@@ -211,6 +211,12 @@ def state_schema(title: str) -> dict[str, Any]:
                 "description": "How the episode ended (ok, policy_error, env_error...)",
                 "title": "Status",
             },
+            "reference": {
+                "anyOf": [{"type": "object"}, {"type": "null"}],
+                "default": None,
+                "description": "The oracle's action for this observation (only from `serve(..., reference=True)`)",
+                "title": "Reference",
+            },
         },
         "title": f"{title}State",
         "type": "object",
