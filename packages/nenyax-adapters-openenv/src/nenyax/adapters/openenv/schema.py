@@ -45,7 +45,8 @@ class ActionSchema:
         props = top.get("properties", {}) if top.get("type", "object") == "object" else {}
         if not props:  # a union of whole models (pydantic's `A | B`): the fields of each, in order
             for option in (o for key in ("anyOf", "oneOf") for o in top.get(key, ()) or ()):
-                props = {**self.resolve(option).get("properties", {}), **props}  # the first model's fields win
+                more = self.resolve(option).get("properties", {})
+                props = {**props, **{k: v for k, v in more.items() if k not in props}}  # the first model's win
         self.fields: dict[str, dict[str, Any]] = {k: v for k, v in props.items() if k not in BOOKKEEPING}
         """The properties a policy sets (bookkeeping fields left out)."""
         self.required: tuple[str, ...] = tuple(k for k in top.get("required", ()) if k not in BOOKKEEPING)
