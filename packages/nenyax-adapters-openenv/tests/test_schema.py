@@ -250,7 +250,8 @@ def test_a_schema_nenyax_cannot_build_from_is_said_in_one_sentence(field, reason
     assert null.startswith("Nenyax cannot build a null action from the server's action schema: ")
     assert rand.startswith("Nenyax cannot draw a random action from the server's action schema: ")
     for sentence in (null, rand):
-        assert sentence.count(". ") == 0 and sentence.endswith("policy.")
+        assert sentence.count(". ") == 0
+        assert sentence.endswith("policy.")
 
 
 class _Info:

@@ -39,7 +39,8 @@ def _policy_support(info: ServerInfo) -> tuple[str, str]:
     except Unbuildable as exc:
         null = f"Nenyax cannot build a null action from the server's action schema: {exc}; no null policy."
     else:
-        null = "ok" if not problems else f"The schema's plainest action does not validate ({problems[0]}); no null policy."
+        why = f"The schema's plainest action does not validate ({problems[0]}); no null policy." if problems else ""
+        null = why or "ok"
     rng = random.Random(0)
     try:
         bad = next((p for p in (action.problems(action.random_instance(rng)) for _ in range(_POLICY_DRAWS)) if p), None)

@@ -38,11 +38,11 @@ class Builder:
         self.root = validator.schema
         self.skip = skip
 
-    def null(self) -> Any:
+    def null_value(self) -> Any:
         """The plainest value of the root schema: defaults, else lowest values and first options."""
         return self._value(self.root, None, 0, top=True)
 
-    def random(self, rng: random.Random) -> Any:
+    def random_value(self, rng: random.Random) -> Any:
         """A value of the root schema drawn from `rng`, within every bound the schema sets."""
         return self._value(self.root, rng, 0, top=True)
 
@@ -70,7 +70,9 @@ class Builder:
 
     # ---- building
 
-    def _value(self, schema: Any, rng: random.Random | None, depth: int, *, top: bool = False, lean: bool = False) -> Any:
+    def _value(
+        self, schema: Any, rng: random.Random | None, depth: int, *, top: bool = False, lean: bool = False
+    ) -> Any:
         """A value of `schema`; a `lean` object holds its required fields only, a `top` one never the skipped ones."""
         if depth > _MAX_DEPTH:
             raise Unbuildable("it nests deeper than 32 levels")
@@ -210,7 +212,7 @@ class Builder:
         names += [k for k in props if k not in names and len(names) < wanted]
         out = {}
         for name in names:
-            sub = props[name] if name in props else extra
+            sub = props.get(name, extra)
             if sub is False:
                 raise Unbuildable(f"the field {name!r} is required but not allowed")
             out[name] = self._value(sub, rng, depth + 1)

@@ -25,7 +25,7 @@ OPTIONS = Options(
     Option(
         "stochastic",
         bool,
-        help="Whether outcomes are random for a fixed seed (slippery dynamics); the server's /metadata says when unset.",
+        help="Whether outcomes are random for a fixed seed (slippery dynamics); else /metadata's `stochastic`.",
     ),
     Option("timeout", float, default=DEFAULT_TIMEOUT, positive=True, help="Seconds to wait for one frame."),
     Option(

@@ -87,14 +87,16 @@ class ActionSchema:
             return "a JSON object (the schema lists no fields)"
         parts = []
         for name, prop in self.fields.items():
-            need = "required" if name in self.required else "one of the alternatives" if self._chosen(name) else "optional"
+            chosen = "one of the alternatives" if self._chosen(name) else "optional"
+            need = "required" if name in self.required else chosen
             about = self.describe_value(prop)
             text = str(self.resolve(prop).get("description", "")).strip()
             parts.append(f'"{name}" ({about}, {need})' + (f": {text}" if text else ""))
         text = "a JSON object with " + "; ".join(parts)
         if self.choices:
             alternatives = " or ".join(" and ".join(f'"{k}"' for k in fields) for fields in self.choices)
-            text += f" (send {alternatives}, as the schema's {'oneOf' if 'oneOf' in self.resolve(self.schema) else 'anyOf'} asks)"
+            key = "oneOf" if "oneOf" in self.resolve(self.schema) else "anyOf"
+            text += f" (send {alternatives}, as the schema's {key} asks)"
         return text
 
     def _chosen(self, name: str) -> bool:
@@ -143,11 +145,11 @@ class ActionSchema:
 
     def null_instance(self) -> dict[str, Any]:
         """The plainest valid action: defaults, else lowest values and first options; `Unbuildable` says why not."""
-        return self._object(self._builder.null())
+        return self._object(self._builder.null_value())
 
     def random_instance(self, rng: random.Random) -> dict[str, Any]:
         """A random action: each field (optional ones too, where the schema allows) drawn within its bounds."""
-        return self._object(self._builder.random(rng))
+        return self._object(self._builder.random_value(rng))
 
     @staticmethod
     def _object(value: Any) -> dict[str, Any]:

@@ -172,8 +172,15 @@ async def _serve(
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, on_signal, signum)
-    limits = {"max_sessions": max_sessions, "idle_timeout": idle_timeout, "max_frame_bytes": max_frame_bytes}
-    async with running(env, host, port, **limits, reference=reference) as (server, url):
+    async with running(
+        env,
+        host,
+        port,
+        max_sessions=max_sessions,
+        idle_timeout=idle_timeout,
+        max_frame_bytes=max_frame_bytes,
+        reference=reference,
+    ) as (server, url):
         say(f"Serving {env.uri} as an OpenEnv server at {url} (WebSocket {url.replace('http', 'ws', 1)}/ws).")
         if server.served.reference:
             say("Each state holds the reference action (field `reference`): every client can read the answers.")

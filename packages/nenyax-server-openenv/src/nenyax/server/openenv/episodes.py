@@ -326,7 +326,7 @@ class Episode:
 
     def state(self) -> dict[str, Any]:
         """OpenEnv's State fields plus the task, seed and status (and the oracle's action, when shared)."""
-        state = {
+        state: dict[str, Any] = {
             "episode_id": self.episode_id,
             "step_count": len(self.steps),
             "task_id": self.task_id,
