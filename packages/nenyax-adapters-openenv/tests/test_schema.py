@@ -1,6 +1,8 @@
 """The action schema and text codec on real pydantic schemas, as OpenEnv's /schema serves them."""
 
+import json
 import random
+import re
 from typing import Literal
 
 import pytest
@@ -9,6 +11,8 @@ from openenv.core.env_server.types import Action
 from pydantic import BaseModel, Field
 
 from nenyax.adapters.openenv import codec
+from nenyax.adapters.openenv.environment import _policy_support
+from nenyax.adapters.openenv.instances import Unbuildable
 from nenyax.adapters.openenv.schema import ActionSchema
 from nenyax.core import PolicyFailure
 
@@ -144,3 +148,114 @@ def test_plain_text_is_the_action_of_a_single_text_field():
 def test_a_broken_schema_is_refused():
     with pytest.raises(ValueError, match="not valid JSON Schema"):
         ActionSchema({"type": "object", "properties": {"x": {"type": "nonsense"}}})
+
+
+# ---- schema shapes beyond pydantic's: what hand-written servers and `nenyax serve` publish
+
+ONE_OF_REQUIRED_SETS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "metadata": {"type": "object"},
+        "action": {"type": "integer", "minimum": 0, "maximum": 1},
+        "message": {"type": "string"},
+    },
+    "oneOf": [{"required": ["action"]}, {"required": ["message"]}],
+}
+UNION_OF_MODELS = {
+    "$defs": {
+        "Native": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "action": {
+                    "type": "array",
+                    "prefixItems": [
+                        {"type": "number", "minimum": -1, "maximum": 1},
+                        {"type": "number", "exclusiveMinimum": 0, "maximum": 5},
+                    ],
+                    "minItems": 2,
+                    "maxItems": 2,
+                }
+            },
+            "required": ["action"],
+        },
+        "Text": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"message": {"type": "string"}},
+            "required": ["message"],
+        },
+    },
+    "anyOf": [{"$ref": "#/$defs/Native"}, {"$ref": "#/$defs/Text"}],
+}
+ALL_OF_AND_MULTIPLES = {
+    "type": "object",
+    "allOf": [
+        {"properties": {"kind": {"enum": ["up", "down"]}}, "required": ["kind"]},
+        {"properties": {"n": {"type": "integer", "exclusiveMinimum": 3, "multipleOf": 5}}, "required": ["n"]},
+        {"properties": {"tags": {"type": "array", "items": {"enum": [1, 2]}, "minItems": 2}}, "required": ["tags"]},
+    ],
+}
+TYPE_LIST = {
+    "type": "object",
+    "properties": {"x": {"type": ["integer", "null"], "minimum": 2, "maximum": 4}},
+    "required": ["x"],
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "null"),
+    [
+        (ONE_OF_REQUIRED_SETS, {"action": 0}),
+        (UNION_OF_MODELS, {"action": [-1, 1e-09]}),
+        (ALL_OF_AND_MULTIPLES, {"kind": "up", "n": 5, "tags": [1, 1]}),
+        (TYPE_LIST, {"x": 2}),
+    ],
+    ids=["oneOf of required sets", "anyOf of whole models", "allOf, multipleOf, enums", "type list"],
+)
+def test_null_and_random_actions_are_built_from_every_schema_shape(schema, null):
+    action = ActionSchema(schema)
+    assert action.null_instance() == null
+    assert action.problems(null) == []
+    rng = random.Random(1)
+    drawn = [action.random_instance(rng) for _ in range(40)]
+    assert all(action.problems(d) == [] for d in drawn), [d for d in drawn if action.problems(d)]
+    assert len({json.dumps(d, sort_keys=True) for d in drawn}) > 1  # random, not the null action again
+
+
+def test_alternatives_are_described_with_their_fields():
+    assert ActionSchema(ONE_OF_REQUIRED_SETS).describe() == (
+        'a JSON object with "action" (integer from 0 to 1, one of the alternatives); '
+        '"message" (string, one of the alternatives) (send "action" or "message", as the schema\'s oneOf asks)'
+    )
+    assert list(ActionSchema(UNION_OF_MODELS).fields) == ["action", "message"]
+
+
+@pytest.mark.parametrize(
+    ("field", "reason"),
+    [
+        ({"type": "string", "pattern": "^[A-H][1-8]$"}, "a string must match the pattern '^[A-H][1-8]$'"),
+        ({"type": "integer", "minimum": 5, "maximum": 2}, "an integer must be at least 5 and at most 2"),
+        ({"type": "integer", "minimum": 1, "maximum": 4, "multipleOf": 5}, "a multiple of 5 between 1 and 4"),
+        ({"not": {}}, "does not fit"),
+    ],
+    ids=["pattern", "empty range", "no multiple in range", "not"],
+)
+def test_a_schema_nenyax_cannot_build_from_is_said_in_one_sentence(field, reason):
+    schema = {"type": "object", "properties": {"square": field}, "required": ["square"]}
+    with pytest.raises(Unbuildable, match=re.escape(reason)):
+        ActionSchema(schema).null_instance()
+    null, rand = _policy_support(_Info(ActionSchema(schema)))
+    assert null.startswith("Nenyax cannot build a null action from the server's action schema: ")
+    assert rand.startswith("Nenyax cannot draw a random action from the server's action schema: ")
+    for sentence in (null, rand):
+        assert sentence.count(". ") == 0
+        assert sentence.endswith("policy.")
+
+
+class _Info:
+    """What `_policy_support` reads of a server: its action schema alone."""
+
+    def __init__(self, action: ActionSchema) -> None:
+        self.action = action

@@ -44,6 +44,8 @@ def test_defaults_and_options():
         0.0,
         9,
     )
+    # Unset, the server's /metadata decides whether outcomes are random for a fixed seed; the URI's word wins.
+    assert (default.stochastic, spec("openenv:ws://h:1?stochastic=true").stochastic) == (None, True)
 
 
 def test_other_keys_are_reset_arguments():

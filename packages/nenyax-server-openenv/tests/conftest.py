@@ -46,7 +46,10 @@ class Served:
 
 @contextmanager
 def serving(uri: Any, **config: Any) -> Iterator[Served]:
-    """Serve `uri` (or an environment built by the test) in a background thread until the block ends."""
+    """Serve `uri` (or an environment built by the test) in a background thread until the block ends.
+
+    `config` goes to `running` (limits, ``reference``).
+    """
     env = load(uri) if isinstance(uri, str) else uri
     ready = threading.Event()
     box: dict[str, Any] = {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from nenyax.adapters.openenv.instances import Unbuildable
 from nenyax.adapters.openenv.schema import ActionSchema
 from nenyax.core import PolicyFailure
 from nenyax.core.toolkit.codec import candidates, clip, reply_text
@@ -39,17 +40,19 @@ def system_prompt(name: str, description: str, observation_schema: dict[str, Any
     about = f" {description.strip()}" if description.strip() else ""
     fields = observation_fields(observation_schema)
     seen = f"a JSON object with {fields}" if fields else "a JSON object"
-    example = json.dumps(action.null_instance())
-    bare = ""
-    if len(action.fields) == 1:
-        value = json.dumps(next(iter(action.null_instance().values()), 0))
-        bare = f" (the bare value, e.g. <action>{value}</action>, also works)"
+    try:
+        null = action.null_instance()
+    except Unbuildable:  # the schema's own words have to do
+        null = None
+    example = "" if null is None else f"\nFor example: <action>{json.dumps(null)}</action>"
+    if null is not None and len(action.fields) == 1:
+        value = json.dumps(next(iter(null.values()), 0))
+        example += f" (the bare value, e.g. <action>{value}</action>, also works)"
     return (
         f"You act in the OpenEnv environment {name}.{about}\n"
         f"Each turn you see the observation, {seen}, and the reward your last action earned; "
         "maximise the total reward.\n"
-        f"Reply with your action inside <action></action>: {action.describe()}.\n"
-        f"For example: <action>{example}</action>{bare}"
+        f"Reply with your action inside <action></action>: {action.describe()}.{example}"
     )
 
 

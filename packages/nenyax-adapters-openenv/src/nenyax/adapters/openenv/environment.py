@@ -11,6 +11,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from nenyax.adapters.openenv import codec
+from nenyax.adapters.openenv.instances import Unbuildable
 from nenyax.adapters.openenv.server import ServerInfo, fetch, reset_frame
 from nenyax.adapters.openenv.session import OpenEnvSession, check_seed
 from nenyax.core import BadURIError, Capabilities, Manifest, Mode, Split, StepEnvironment
@@ -31,13 +32,22 @@ _POLICY_DRAWS = 8
 
 
 def _policy_support(info: ServerInfo) -> tuple[str, str]:
-    """Whether the built-in null and random actions fit the schema ('ok' or the reason they do not)."""
+    """Whether the built-in null and random actions fit the schema ('ok' or the reason they do not, one sentence)."""
     action = info.action
-    problems = action.problems(action.null_instance())
-    null = "ok" if not problems else f"The schema's plainest action does not validate ({problems[0]}); no null policy."
+    try:
+        problems = action.problems(action.null_instance())
+    except Unbuildable as exc:
+        null = f"Nenyax cannot build a null action from the server's action schema: {exc}; no null policy."
+    else:
+        why = f"The schema's plainest action does not validate ({problems[0]}); no null policy." if problems else ""
+        null = why or "ok"
     rng = random.Random(0)
-    bad = next((p for p in (action.problems(action.random_instance(rng)) for _ in range(_POLICY_DRAWS)) if p), None)
-    rand = "ok" if bad is None else f"Random actions drawn from the schema fail it ({bad[0]}); no random policy."
+    try:
+        bad = next((p for p in (action.problems(action.random_instance(rng)) for _ in range(_POLICY_DRAWS)) if p), None)
+    except Unbuildable as exc:
+        rand = f"Nenyax cannot draw a random action from the server's action schema: {exc}; no random policy."
+    else:
+        rand = "ok" if bad is None else f"Random actions drawn from the schema fail it ({bad[0]}); no random policy."
     return null, rand
 
 
@@ -98,6 +108,7 @@ class OpenEnvEnvironment(StepEnvironment):
             capabilities=Capabilities(
                 seeded=info.seeded,
                 stable_task_ids=info.seeded,
+                stochastic=spec.stochastic if spec.stochastic is not None else info.metadata.get("stochastic") is True,
                 reference_policy=spec.reference is not None,
                 null_policy=null == "ok",
                 random_policy=rand == "ok",

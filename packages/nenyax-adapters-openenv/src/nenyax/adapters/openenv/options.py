@@ -22,6 +22,11 @@ OPTIONS = Options(
     Option("tasks", int, default=DEFAULT_TASKS, positive=True, help="How many seed task ids to list."),
     Option("reference", str, help="Dotted path into the server's state holding the optimal action."),
     Option("seeded", bool, help="Whether the server honours seeds (measured at load when unset)."),
+    Option(
+        "stochastic",
+        bool,
+        help="Whether outcomes are random for a fixed seed (slippery dynamics); else /metadata's `stochastic`.",
+    ),
     Option("timeout", float, default=DEFAULT_TIMEOUT, positive=True, help="Seconds to wait for one frame."),
     Option(
         "capacity_wait",
@@ -53,6 +58,8 @@ class ServerSpec:
     """Dotted path into the server's ``state`` holding the optimal action, if the user named one."""
     seeded: bool | None
     """The user's word on whether the server honours seeds; None: measure it at load."""
+    stochastic: bool | None
+    """The user's word on random outcomes for a fixed seed; None: the ``stochastic`` of ``/metadata`` (else false)."""
     timeout: float
     capacity_wait: float
     max_turns: int | None
@@ -101,6 +108,7 @@ def parse_spec(uri: EnvURI) -> ServerSpec:
         task_limit=read["tasks"] if "tasks" in read.given else None,
         reference=reference,
         seeded=read["seeded"],
+        stochastic=read["stochastic"],
         timeout=read["timeout"],
         capacity_wait=read["capacity_wait"],
         max_turns=read["max_turns"],

@@ -3,27 +3,26 @@
 OpenEnv derives ``/schema`` from the environment's pydantic models, so the schemas are the pydantic
 subset of JSON Schema: objects with ``properties``/``required``, ``$ref`` into ``$defs``, ``anyOf``
 for optionals and unions, ``enum``/``const`` for literals, numeric bounds, string lengths, arrays.
-Validation itself is `jsonschema`'s (the whole standard); the null and random actions built here
-cover that subset and are validated like any other action, so a schema they cannot satisfy simply
-leaves those policies unclaimed.
+Hand-written servers (and ``nenyax serve``) add ``oneOf``/``anyOf`` of ``required`` sets beside the
+top-level ``properties``. Validation itself is `jsonschema`'s (the whole standard); the null and random
+actions come from `instances` (any of those shapes) and are validated like any other action, so a
+schema they cannot satisfy leaves those policies unclaimed, with the reason in one sentence.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import random
-import string
+from collections.abc import Callable
 from typing import Any
 
 import jsonschema
 
+from nenyax.adapters.openenv.instances import Builder, Unbuildable, bounds
 from nenyax.core import PolicyFailure
 
 BOOKKEEPING = frozenset({"metadata"})
 """Action fields every OpenEnv action inherits (``Action.metadata``): accepted, never asked of a policy."""
-_UNBOUNDED = 100
-"""Half-width of the range a random number is drawn from when the schema sets no bounds."""
 
 
 class ActionSchema:
@@ -44,9 +43,16 @@ class ActionSchema:
         self._validator = cls(schema)
         top = self.resolve(schema)
         props = top.get("properties", {}) if top.get("type", "object") == "object" else {}
+        if not props:  # a union of whole models (pydantic's `A | B`): the fields of each, in order
+            for option in (o for key in ("anyOf", "oneOf") for o in top.get(key, ()) or ()):
+                more = self.resolve(option).get("properties", {})
+                props = {**props, **{k: v for k, v in more.items() if k not in props}}  # the first model's win
         self.fields: dict[str, dict[str, Any]] = {k: v for k, v in props.items() if k not in BOOKKEEPING}
         """The properties a policy sets (bookkeeping fields left out)."""
         self.required: tuple[str, ...] = tuple(k for k in top.get("required", ()) if k not in BOOKKEEPING)
+        self.choices: tuple[tuple[str, ...], ...] = _required_sets(top, self.resolve)
+        """Alternative sets of required fields (``oneOf``/``anyOf`` of ``required``), when the schema has them."""
+        self._builder = Builder(self._validator, BOOKKEEPING)
 
     # ---- validation
 
@@ -81,11 +87,20 @@ class ActionSchema:
             return "a JSON object (the schema lists no fields)"
         parts = []
         for name, prop in self.fields.items():
-            need = "required" if name in self.required else "optional"
+            chosen = "one of the alternatives" if self._chosen(name) else "optional"
+            need = "required" if name in self.required else chosen
             about = self.describe_value(prop)
             text = str(self.resolve(prop).get("description", "")).strip()
             parts.append(f'"{name}" ({about}, {need})' + (f": {text}" if text else ""))
-        return "a JSON object with " + "; ".join(parts)
+        text = "a JSON object with " + "; ".join(parts)
+        if self.choices:
+            alternatives = " or ".join(" and ".join(f'"{k}"' for k in fields) for fields in self.choices)
+            key = "oneOf" if "oneOf" in self.resolve(self.schema) else "anyOf"
+            text += f" (send {alternatives}, as the schema's {key} asks)"
+        return text
+
+    def _chosen(self, name: str) -> bool:
+        return any(name in fields for fields in self.choices)
 
     def describe_value(self, schema: dict[str, Any]) -> str:
         """One value's type and bounds, e.g. ``integer from 1 to 100``."""
@@ -101,7 +116,7 @@ class ActionSchema:
         if isinstance(kind, list):
             return " or ".join(str(k) for k in kind)
         if kind in ("integer", "number"):
-            low, high = _bounds(schema, kind == "integer")
+            low, high = bounds(schema, kind == "integer")
             if low is not None and high is not None:
                 return f"{kind} from {_num(low)} to {_num(high)}"
             if low is not None:
@@ -129,89 +144,36 @@ class ActionSchema:
         return schema if isinstance(schema, dict) else {}
 
     def null_instance(self) -> dict[str, Any]:
-        """The plainest valid action: defaults, else the lowest value of each required field."""
-        return {k: self._null(self.fields[k]) for k in self.required if k in self.fields}
+        """The plainest valid action: defaults, else lowest values and first options; `Unbuildable` says why not."""
+        return self._object(self._builder.null_value())
 
     def random_instance(self, rng: random.Random) -> dict[str, Any]:
-        """A random action: every field (optional ones too), each drawn within its bounds."""
-        return {k: self._random(prop, rng) for k, prop in self.fields.items()}
+        """A random action: each field (optional ones too, where the schema allows) drawn within its bounds."""
+        return self._object(self._builder.random_value(rng))
 
-    def _null(self, schema: dict[str, Any]) -> Any:
-        schema = self.resolve(schema)
-        if "default" in schema:
-            return schema["default"]
-        if "const" in schema:
-            return schema["const"]
-        if schema.get("enum"):
-            return schema["enum"][0]
-        options = schema.get("anyOf") or schema.get("oneOf")
-        if options:
-            nulls = [o for o in options if self.resolve(o).get("type") == "null"]
-            return None if nulls else self._null(options[0])
-        kind = schema.get("type")
-        kind = kind[0] if isinstance(kind, list) and kind else kind
-        if kind in ("integer", "number"):
-            low, high = _bounds(schema, kind == "integer")
-            value = low if low is not None else (min(0, high) if high is not None else 0)
-            return int(value) if kind == "integer" else float(value)
-        if kind == "string":
-            return "a" * int(schema.get("minLength", 0))
-        if kind == "boolean":
-            return False
-        if kind == "array":
-            return [self._null(schema.get("items", {})) for _ in range(int(schema.get("minItems", 0)))]
-        if kind == "object":
-            props = schema.get("properties", {})
-            return {k: self._null(props.get(k, {})) for k in schema.get("required", ())}
-        return None
-
-    def _random(self, schema: dict[str, Any], rng: random.Random) -> Any:
-        schema = self.resolve(schema)
-        if "const" in schema:
-            return schema["const"]
-        if schema.get("enum"):
-            return rng.choice(schema["enum"])
-        options = schema.get("anyOf") or schema.get("oneOf")
-        if options:
-            return self._random(rng.choice(options), rng)
-        kind = schema.get("type")
-        kind = rng.choice(kind) if isinstance(kind, list) and kind else kind
-        if kind in ("integer", "number"):
-            low, high = _bounds(schema, kind == "integer")
-            low = low if low is not None else (high - 2 * _UNBOUNDED if high is not None else -_UNBOUNDED)
-            high = high if high is not None else low + 2 * _UNBOUNDED
-            return rng.randint(math.ceil(low), math.floor(high)) if kind == "integer" else rng.uniform(low, high)
-        if kind == "string":
-            low = int(schema.get("minLength", 0))
-            high = max(low, min(int(schema.get("maxLength", low + 12)), low + 12))
-            return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(max(low, 1), max(high, 1))))
-        if kind == "boolean":
-            return rng.random() < 0.5
-        if kind == "array":
-            low = int(schema.get("minItems", 0))
-            high = max(low, min(int(schema.get("maxItems", low + 3)), low + 3))
-            return [self._random(schema.get("items", {}), rng) for _ in range(rng.randint(low, high))]
-        if kind == "object":
-            props = schema.get("properties", {})
-            return {k: self._random(props.get(k, {}), rng) for k in schema.get("required", ())}
-        if kind == "null":
-            return None
-        return "".join(rng.choice(string.ascii_lowercase) for _ in range(8))
+    @staticmethod
+    def _object(value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            msg = f"it describes {type(value).__name__} values, and an OpenEnv action is a JSON object"
+            raise Unbuildable(msg)
+        return value
 
 
-def _bounds(schema: dict[str, Any], integer: bool) -> tuple[float | None, float | None]:
-    """Inclusive bounds from minimum/maximum and their exclusive forms."""
-    step = 1 if integer else 1e-9
-    low = schema.get("minimum")
-    if "exclusiveMinimum" in schema and isinstance(schema["exclusiveMinimum"], int | float):
-        low = schema["exclusiveMinimum"] + step
-    high = schema.get("maximum")
-    if "exclusiveMaximum" in schema and isinstance(schema["exclusiveMaximum"], int | float):
-        high = schema["exclusiveMaximum"] - step
-    if integer:
-        low = None if low is None else math.ceil(low)
-        high = None if high is None else math.floor(high)
-    return low, high
+def _required_sets(top: dict[str, Any], resolve: Callable[[Any], dict[str, Any]]) -> tuple[tuple[str, ...], ...]:
+    """The field sets of an ``anyOf``/``oneOf`` whose alternatives each require some of the action's fields."""
+    for key in ("oneOf", "anyOf"):
+        options = top.get(key)
+        if not isinstance(options, list) or not options:
+            continue
+        sets = []
+        for option in options:
+            option = resolve(option)
+            needed = tuple(k for k in option.get("required", ()) if k not in BOOKKEEPING)
+            if not needed:
+                return ()
+            sets.append(needed)
+        return tuple(sets)
+    return ()
 
 
 def _num(x: float) -> str:

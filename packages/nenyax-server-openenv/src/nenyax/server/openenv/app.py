@@ -64,12 +64,15 @@ async def running(
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+    reference: bool = False,
 ) -> AsyncIterator[tuple[Server, str]]:
     """Serve `env` on host:port (0 picks a free port) until the block ends; yields the server and its base URL.
 
     Leaving the block closes every session, then the environment's worker thread (not `env` itself).
+    `reference` adds the oracle's action to each state (``reference``), for checking the server back with
+    ``openenv:URL?reference=reference``; off by default, because every client can read the state.
     """
-    served = await ServedEnvironment.create(env)
+    served = await ServedEnvironment.create(env, reference=reference)
     server = Server(served, max_sessions=max_sessions, idle_timeout=idle_timeout, max_frame_bytes=max_frame_bytes)
     runner = web.AppRunner(build_app(server), access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
     await runner.setup()
@@ -108,10 +111,12 @@ def serve(
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
     say: Callable[[str], Any] = print,
+    reference: bool = False,
 ) -> int:
     """Load `uri` and serve it until SIGTERM (exit 0) or SIGINT (exit 130), closing every session first.
 
     A URI that does not load, or names an environment that is not step mode, raises its `UsageError`.
+    `reference` shares the oracle's action in each state (see `running`).
     """
     # Until the loop takes the signals over there is no session to close: a signal just ends the process
     # with the same exit code; after the loop, a repeated signal must not cut the environment's close short.
@@ -120,7 +125,8 @@ def serve(
         env = load(uri)
         _raise_file_limit(max_sessions)
         try:
-            return _run(_serve(env, host, port, max_sessions, idle_timeout, max_frame_bytes, say))
+            limits = (max_sessions, idle_timeout, max_frame_bytes)
+            return _run(_serve(env, host, port, *limits, say, reference=reference))
         finally:
             for signum in previous:
                 signal.signal(signum, signal.SIG_IGN)
@@ -153,6 +159,8 @@ async def _serve(
     idle_timeout: float,
     max_frame_bytes: int,
     say: Callable[[str], Any],
+    *,
+    reference: bool = False,
 ) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -165,9 +173,17 @@ async def _serve(
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, on_signal, signum)
     async with running(
-        env, host, port, max_sessions=max_sessions, idle_timeout=idle_timeout, max_frame_bytes=max_frame_bytes
-    ) as (_server, url):
+        env,
+        host,
+        port,
+        max_sessions=max_sessions,
+        idle_timeout=idle_timeout,
+        max_frame_bytes=max_frame_bytes,
+        reference=reference,
+    ) as (server, url):
         say(f"Serving {env.uri} as an OpenEnv server at {url} (WebSocket {url.replace('http', 'ws', 1)}/ws).")
+        if server.served.reference:
+            say("Each state holds the reference action (field `reference`): every client can read the answers.")
         sys.stdout.flush()
         await stop.wait()
         say("Shutting down: closing every session.")

@@ -22,6 +22,7 @@ from nenyax.core import (
     Status,
     Step,
     Trajectory,
+    UnsupportedPolicyError,
     UsageError,
     VerifierFailure,
 )
@@ -324,8 +325,8 @@ class Episode:
     # ---- state and close
 
     def state(self) -> dict[str, Any]:
-        """OpenEnv's State fields plus the task, seed and status."""
-        return {
+        """OpenEnv's State fields plus the task, seed and status (and the oracle's action, when shared)."""
+        state: dict[str, Any] = {
             "episode_id": self.episode_id,
             "step_count": len(self.steps),
             "task_id": self.task_id,
@@ -333,6 +334,20 @@ class Episode:
             "done": self.done,
             "status": self.status,
         }
+        if self.served.reference:
+            state["reference"] = self._reference()
+        return state
+
+    def _reference(self) -> dict[str, Any] | None:
+        """The oracle's action for the current observation, as a wire action (None between episodes)."""
+        session = self.session
+        if session is None or self.done:
+            return None
+        try:
+            action = session.reference_action()
+        except UnsupportedPolicyError:  # this task has no reference (a dataset row without its gold answer)
+            return None
+        return {self.served.field: action}
 
     async def _close_session(self) -> None:
         session, self.session = self.session, None

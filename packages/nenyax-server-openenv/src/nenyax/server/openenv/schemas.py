@@ -44,6 +44,20 @@ def _nested(shape: tuple[int, ...], item: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+MAX_BOUNDED_ELEMENTS = 1024
+"""A Box with bounds that differ per element is described element by element up to this size (bigger: unbounded)."""
+
+
+def _box(low: Any, high: Any, integer: bool) -> dict[str, Any]:
+    """A Box whose bounds differ per element: ``prefixItems`` give each element (or row) its own bounds."""
+    if low.size > MAX_BOUNDED_ELEMENTS:
+        return _nested(tuple(low.shape), {"type": "integer" if integer else "number"})
+    if low.ndim == 0:
+        return _number(low, high, integer)
+    parts = [_box(low[i], high[i], integer) for i in range(low.shape[0])]
+    return {"type": "array", "prefixItems": parts, "minItems": len(parts), "maxItems": len(parts)}
+
+
 def _uniform(values: Any) -> Any:
     # Box bounds are arrays; one schema bound fits them only when every element agrees.
     flat = values.reshape(-1) if hasattr(values, "reshape") else [values]
@@ -61,8 +75,9 @@ def space_schema(space: Any) -> dict[str, Any]:
         if "Box" in names:
             integer = getattr(space.dtype, "kind", "f") in "iub"
             low, high = _uniform(space.low), _uniform(space.high)
-            item = _number(low if low is not None else -math.inf, high if high is not None else math.inf, integer)
-            return _nested(tuple(space.shape), item)
+            if low is not None and high is not None:
+                return _nested(tuple(space.shape), _number(low, high, integer))
+            return _box(space.low, space.high, integer)
         if "MultiBinary" in names:
             return _nested(tuple(space.shape), {"type": "integer", "minimum": 0, "maximum": 1})
         if "MultiDiscrete" in names:
@@ -89,24 +104,47 @@ def space_schema(space: Any) -> dict[str, Any]:
 
 
 def action_schema(kind: str, parses_text: bool, native: dict[str, Any], about: str, title: str) -> dict[str, Any]:
-    """The action model's schema: ``message`` for text envs, ``action`` (or ``message``) otherwise."""
+    """The action model's schema: ``message`` for text envs, ``action`` (or ``message``) otherwise.
+
+    An environment that takes either form gets the layout pydantic writes for a union of two models
+    (``anyOf`` of whole models in ``$defs``, the native one first), beside the top-level ``properties``:
+    each alternative is an action on its own, so a client that builds from the first one it meets
+    (as schema-driven generators do) sends a valid action, and ``additionalProperties: false`` in each
+    keeps them exclusive (the server refuses both at once).
+    """
     message = {
         "description": "The answer or model reply, as text" if kind == TEXT else "A model reply, parsed by the env",
         "title": "Message",
         "type": "string",
     }
-    props: dict[str, Any] = {"metadata": _METADATA}
     if kind == TEXT:
-        props["message"] = message
-        required: dict[str, Any] = {"required": ["message"]}
-    else:
-        props["action"] = {"description": about or "The native action, as JSON", "title": "Action", **native}
-        if parses_text:
-            props["message"] = message
-            required = {"oneOf": [{"required": ["action"]}, {"required": ["message"]}]}
-        else:
-            required = {"required": ["action"]}
-    return {"additionalProperties": False, "properties": props, **required, "title": f"{title}Action", "type": "object"}
+        return _model(f"{title}Action", {"message": message})
+    action = {"description": about or "The native action, as JSON", "title": "Action", **native}
+    if not parses_text:
+        return _model(f"{title}Action", {"action": action})
+    native_model, text_model = f"{title}NativeAction", f"{title}MessageAction"
+    return {
+        "$defs": {
+            native_model: _model(native_model, {"action": action}),
+            text_model: _model(text_model, {"message": message}),
+        },
+        "additionalProperties": False,
+        "anyOf": [{"$ref": f"#/$defs/{native_model}"}, {"$ref": f"#/$defs/{text_model}"}],
+        "properties": {"metadata": _METADATA, "action": action, "message": message},
+        "title": f"{title}Action",
+        "type": "object",
+    }
+
+
+def _model(title: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """One pydantic-style action model: OpenEnv's ``metadata`` and `fields`, all of them required."""
+    return {
+        "additionalProperties": False,
+        "properties": {"metadata": _METADATA, **fields},
+        "required": list(fields),
+        "title": title,
+        "type": "object",
+    }
 
 
 def observation_schema(about: str, title: str) -> dict[str, Any]:
@@ -172,6 +210,12 @@ def state_schema(title: str) -> dict[str, Any]:
                 **optional_str,
                 "description": "How the episode ended (ok, policy_error, env_error...)",
                 "title": "Status",
+            },
+            "reference": {
+                "anyOf": [{"type": "object"}, {"type": "null"}],
+                "default": None,
+                "description": "The oracle's action for this observation (only from `serve(..., reference=True)`)",
+                "title": "Reference",
             },
         },
         "title": f"{title}State",

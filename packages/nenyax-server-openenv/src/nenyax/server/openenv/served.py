@@ -40,9 +40,12 @@ def _overrides(obj: Any, name: str, base: type) -> bool:
 class ServedEnvironment:
     """A step-mode environment with what the server learned about it from one probe session."""
 
-    def __init__(self, env: StepEnvironment, probe: Session) -> None:
+    def __init__(self, env: StepEnvironment, probe: Session, *, reference: bool = False) -> None:
         """Use `ServedEnvironment.create`, which opens the probe session."""
         self.env = env
+        # The oracle's action in each state (`reference`), for checking the server back: off by default,
+        # since any client may read the state, and an evaluation server must not hand out its answers.
+        self.reference = reference and env.manifest.capabilities.reference_policy
         manifest = env.manifest
         self.manifest = manifest
         self.parses_text = _overrides(probe, "parse_action", Session)
@@ -70,8 +73,8 @@ class ServedEnvironment:
         self.schema["reset_observation"] = self.schema["observation"]
 
     @classmethod
-    async def create(cls, env: StepEnvironment) -> ServedEnvironment:
-        """Probe `env` with one session of its first task (closed again) and wrap it."""
+    async def create(cls, env: StepEnvironment, *, reference: bool = False) -> ServedEnvironment:
+        """Probe `env` with one session of its first task (closed again) and wrap it; `reference` shares the oracle."""
         if not isinstance(env, StepEnvironment):
             mode = getattr(getattr(env, "manifest", None), "mode", None)
             msg = (
@@ -81,7 +84,7 @@ class ServedEnvironment:
             raise UsageError(msg)
         probe = await env.asession()
         try:
-            return cls(env, probe)
+            return cls(env, probe, reference=reference)
         finally:
             await probe.aclose()
 
@@ -89,7 +92,7 @@ class ServedEnvironment:
         """``/metadata``: OpenEnv's EnvironmentMetadata fields."""
         manifest = self.manifest
         description = manifest.description or f"{manifest.name} ({manifest.format}), served by Nenyax."
-        return {
+        metadata: dict[str, Any] = {
             "name": manifest.name,
             "description": description,
             "readme_content": None,
@@ -97,6 +100,11 @@ class ServedEnvironment:
             "author": None,
             "documentation_url": None,
         }
+        if manifest.capabilities.stochastic:
+            # Beyond OpenEnv's fields: a fixed seed does not fix the outcome (slippery dynamics), so even an optimal
+            # policy fails some tasks; nenyax-adapters-openenv reads it to audit the reference fairly.
+            metadata["stochastic"] = True
+        return metadata
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Call a synchronous environment method inline, or in the worker thread once it proved slow."""
