@@ -1,6 +1,7 @@
 """The real `nenyax serve` command: serves, plays with OpenEnv's client, shuts down on SIGTERM / SIGINT."""
 
 import asyncio
+import json
 import re
 import signal
 import subprocess
@@ -65,3 +66,24 @@ def test_serve_command_plays_and_shuts_down_gracefully(signum, exit_code):
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_serve_share_reference_lets_check_audit_the_server_back():
+    process = subprocess.Popen(
+        [NENYAX, "serve", "reasoning_gym:basic_arithmetic?size=20&seed=7", "--port", "0", "--share-reference"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = process.stdout.readline()
+        url = re.search(r"(http://127\.0\.0\.1:\d+)", first).group(1)
+        assert "every client can read the answers" in process.stdout.readline()
+        checked = subprocess.run(
+            [NENYAX, "check", f"openenv:{url}?reference=reference", "--json"], capture_output=True, text=True
+        )
+        assert checked.returncode == 0, checked.stderr
+        assert json.loads(checked.stdout)["tier"] == "audited"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)

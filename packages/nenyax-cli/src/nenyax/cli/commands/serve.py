@@ -37,9 +37,22 @@ SERVER = "openenv"
     show_default=True,
     help="Largest message accepted; larger ones get an error frame.",
 )
+@click.option(
+    "--share-reference",
+    is_flag=True,
+    help="Put the oracle's action in each state (field `reference`), so `nenyax check "
+    "'openenv:URL?reference=reference'` can audit the served environment; every client can read the answers.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Announce the server and its shutdown as JSON lines.")
 def serve_command(
-    uri: str, host: str, port: int, max_sessions: int, idle_timeout: float, max_frame_bytes: int, as_json: bool
+    uri: str,
+    host: str,
+    port: int,
+    max_sessions: int,
+    idle_timeout: float,
+    max_frame_bytes: int,
+    share_reference: bool,
+    as_json: bool,
 ) -> None:
     """Serve URI with OpenEnv's routes (/ws, /reset, /step, /state, /schema, /metadata, /health, /mcp).
 
@@ -66,6 +79,7 @@ def serve_command(
             idle_timeout=idle_timeout,
             max_frame_bytes=max_frame_bytes,
             say=say,
+            reference=share_reference,
         )
     )
 
