@@ -22,9 +22,12 @@ import asyncio
 import collections
 import contextlib
 import multiprocessing
+import os
 import pickle
 import signal
+import sys
 import time
+from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -124,7 +127,8 @@ class _Run(Dealer):
             name=f"nenyax-worker-{number}",
             daemon=True,  # never outlives this process, whatever ends it
         )
-        process.start()
+        with _main_without_a_file():
+            process.start()
         theirs.close()  # the worker's end lives in the worker only, so its exit reads as EOF here
         worker = _Worker(number=number, process=process, conn=mine)
         self.workers.append(worker)
@@ -252,6 +256,26 @@ class _Run(Dealer):
         lost = sum(n for _, _, n in self.dead)
         detail = f"(exit code {codes}; the {lost} episode(s) under way there are recorded as infra_error)"
         return workers_lost("worker process", died, detail, unplayed)
+
+
+@contextlib.contextmanager
+def _main_without_a_file() -> Iterator[None]:
+    """Start a worker without re-running a ``__main__`` that names no file (``python -``: ``<stdin>``).
+
+    A spawned process re-runs the parent's ``__main__`` from its ``__file__``; read from stdin that is
+    ``<stdin>``, which the worker cannot open, so it died before playing anything. Nothing a worker
+    rebuilds needs that module (a function of ``__main__`` travels by value).
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not isinstance(path, str) or os.path.exists(path):
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
 
 
 # ---------------------------------------------------------------- the worker's side
