@@ -179,4 +179,3 @@ def test_timeout_bounds_the_whole_check(site, tmp_path, background):
     assert time.monotonic() - began < 15
     assert proc.returncode == 1, err
     assert "within its --timeout of 2 s" in json.loads(out)["error"]["message"]
-

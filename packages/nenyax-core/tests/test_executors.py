@@ -379,7 +379,7 @@ def test_a_policy_of_main_that_cannot_be_pickled_is_one_sentence(registry, monke
 
     main = types.ModuleType("__main__")
     lock = threading.Lock()
-    exec("def holds_a_lock(observation):\n    return str(bool(lock))\n", main.__dict__)  # noqa: S102
+    exec("def holds_a_lock(observation):\n    return str(bool(lock))\n", main.__dict__)
     main.lock = lock
     monkeypatch.setitem(sys.modules, "__main__", main)
     env = load("arith:add?size=2", registry=registry)

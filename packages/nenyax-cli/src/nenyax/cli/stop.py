@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -29,8 +30,6 @@ def leave(code: int) -> None:
         return
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can be said
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe: nothing more can be said
-            pass
     os._exit(code)

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nenyax.core.engine.policies import BUILTIN_POLICIES, NEVER_SUSPEND, CallablePolicy, Policy, as_policy
 from nenyax.core.contract.failures import describe
+from nenyax.core.engine.policies import BUILTIN_POLICIES, NEVER_SUSPEND, CallablePolicy, Policy, as_policy
 from nenyax.core.errors import CannotTravelError, UsageError, with_article
 from nenyax.core.models.endpoint import Endpoint
 from nenyax.core.plugins.registry import from_portable, import_factory
@@ -157,7 +157,7 @@ def _pickled(fn: Any) -> bytes:
 
     try:
         return bytes(cloudpickle.dumps(fn))
-    except Exception as exc:  # noqa: BLE001 - whatever it holds that does not pickle (a lock, a socket) is said
+    except Exception as exc:
         msg = (
             f"The policy __main__:{fn.__qualname__} cannot travel to another process: it holds something that "
             f"cannot be pickled ({describe(exc).rstrip('.')}); {_ELSEWHERE}."
