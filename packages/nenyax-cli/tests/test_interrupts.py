@@ -55,6 +55,9 @@ class SlowEnvironment(ArithEnvironment):
 
 class SlowAdapter(ArithAdapter):
     def load(self, uri, context=None):
+        mark = os.environ.get("SLOW_MARK")
+        if mark and uri.params.get("load"):
+            open(mark + ".load", "a").close()
         time.sleep(float(uri.params.get("load", 0)))  # an environment (or a model) slow to load
         caps = Capabilities(seeded=True, stable_task_ids=True, reference_policy=True, max_turns=None)
         env = SlowEnvironment(uri.raw, size=5, seed=0, capabilities=caps)
@@ -179,3 +182,26 @@ def test_timeout_bounds_the_whole_check(site, tmp_path, background):
     assert time.monotonic() - began < 15
     assert proc.returncode == 1, err
     assert "within its --timeout of 2 s" in json.loads(out)["error"]["message"]
+
+
+@pytest.mark.parametrize("command", ["try", "check"])
+def test_ctrl_c_stops_a_command_whose_loop_is_blocked_by_a_slow_load(site, tmp_path, command):
+    # The environment's load blocks for 30 s (an import that takes long does the same), in the event loop
+    # where a command loads it there: cancelling the main task reaches nothing until the loop runs again.
+    mark = tmp_path / "mark"
+    policy = ["--policy", "reference"] if command == "try" else []
+    proc = start(site, mark, command, "arith:add?load=30&delay=0", *policy)
+    loading = tmp_path / "mark.load"
+    deadline = time.monotonic() + 60
+    while not loading.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.3)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 2.5
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "Interrupted" in err
