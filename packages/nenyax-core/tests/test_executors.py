@@ -386,3 +386,26 @@ def test_a_policy_of_main_that_cannot_be_pickled_is_one_sentence(registry, monke
     with pytest.raises(CannotTravelError) as caught:
         env.rollouts(main.holds_a_lock, backend="process", workers=1)
     _one_sentence(caught, "__main__:holds_a_lock", "pickled", "asyncio")
+
+
+def test_workers_that_die_before_playing_are_one_sentence_not_infra_errors(tmp_path):
+    # A script without `if __name__ == "__main__":` starts the run again in each spawned worker, which
+    # multiprocessing refuses there: every worker exits before it could play.
+    script, sink = tmp_path / "unguarded.py", tmp_path / "t.jsonl"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            from nenyax.core import Registry, load
+            from nenyax_testsupport.fakes import AdapterPlugin
+
+            env = load("arith:add?size=4", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+            env.rollouts("reference", sink={str(sink)!r}, backend="process", workers=2)
+            """
+        )
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert "before they could play any episode" in last, done.stderr
+    assert '__name__ == "__main__"' in last
+    assert not sink.exists() or sink.read_text() == ""  # no episode recorded as lost to the infrastructure

@@ -85,6 +85,8 @@ class _Worker:
     """Jobs dealt to it and not yet handed back: index -> (job, when it was dealt)."""
     stop_sent: bool = False
     ended: bool = False
+    ready: bool = False
+    """It rebuilt the environment and the policy (a worker that exits before that played nothing)."""
 
 
 class _Run(Dealer):
@@ -188,6 +190,8 @@ class _Run(Dealer):
             for index in message[1]:
                 job, _ = worker.in_flight.pop(index)
                 self.todo.append((index, job))
+        elif kind == "ready":
+            worker.ready = True
         elif kind == "broken":  # could not rebuild the environment or the policy: nothing can run
             self.fail(message[1])
 
@@ -198,7 +202,9 @@ class _Run(Dealer):
         worker.ended = True
         worker.process.join(timeout=5)
         code = worker.process.exitcode
-        if worker.in_flight and not self.interrupting and not self.failed:
+        if not worker.ready and not self.interrupting and not self.failed:
+            self._never_started(worker, code)
+        elif worker.in_flight and not self.interrupting and not self.failed:
             # It died with episodes under way: each is recorded as lost to the infrastructure, never dropped.
             lost = sorted(worker.in_flight.items())
             worker.in_flight.clear()
@@ -209,6 +215,22 @@ class _Run(Dealer):
                 self._deal(other)  # what it would have played goes to the others
         if all(w.ended for w in self.workers) and self.all_ended is not None and not self.all_ended.done():
             self.all_ended.set_result(None)
+
+    def _never_started(self, worker: _Worker, code: int | None) -> None:
+        """`worker` exited before it could play: what it was dealt goes to the others, or the run stops."""
+        for index, (job, _) in sorted(worker.in_flight.items(), reverse=True):
+            self.todo.appendleft((index, job))
+        worker.in_flight.clear()
+        if any(w.ready or not w.ended for w in self.workers):
+            for other in self.workers:
+                self._deal(other)
+            return
+        msg = (
+            f"The worker processes exited (code {code}) before they could play any episode, so nothing was played; "
+            "their error is above on stderr (a script that starts them must run its code under "
+            '`if __name__ == "__main__":`, since each worker imports the script again).'
+        )
+        self.fail(NenyaxError(msg))
 
     def _lost(self, job: Job, dealt: float, code: int | None) -> Trajectory:
         how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
@@ -294,6 +316,7 @@ def _worker_main(
         conn.send(("broken", _portable(exc, rebuilding=True)))
         conn.close()
         return
+    conn.send(("ready",))
     try:
         asyncio.run(_serve(conn, env, policy, concurrency, timeout))
     finally:
