@@ -46,7 +46,7 @@ def environment_spec(env: Environment) -> EnvironmentSpec:
 
 @attrs.frozen(kw_only=True)
 class PolicyTicket:
-    """A policy as plain data (it pickles, and is JSON-able): `build()` makes the policy again, in any process."""
+    """A policy as plain data (it pickles; JSON-able but for `by_value`): `build()` makes it again, in any process."""
 
     kind: str
     """``builtin``, ``endpoint`` or ``function``."""
