@@ -18,7 +18,7 @@ from nenyax_testsupport.distributions import write_distribution
 from nenyax_testsupport.signals import foreground_sigint
 
 SLOW = '''
-import os, time
+import os, sys, time
 from typing import Any
 from nenyax.core import Capabilities, Judgment, Step
 from nenyax.core.hookspecs import PluginSpec, hookimpl
@@ -59,6 +59,11 @@ class SlowAdapter(ArithAdapter):
         if mark and uri.params.get("load"):
             open(mark + ".load", "a").close()
         time.sleep(float(uri.params.get("load", 0)))  # an environment (or a model) slow to load
+        main = getattr(sys.modules["__main__"], "__spec__", None)
+        if uri.params.get("replay_load") and getattr(main, "name", "").endswith("tiers.replay"):
+            if mark:  # check's fresh interpreter, which the command waits on from a thread
+                open(mark + ".replay", "a").close()
+            time.sleep(float(uri.params["replay_load"]))
         caps = Capabilities(seeded=True, stable_task_ids=True, reference_policy=True, max_turns=None)
         env = SlowEnvironment(uri.raw, size=5, seed=0, capabilities=caps)
         env.delay, env.turns = float(uri.params.get("delay", 0.2)), int(uri.params.get("turns", 1000))
@@ -194,6 +199,27 @@ def test_ctrl_c_stops_a_command_whose_loop_is_blocked_by_a_slow_load(site, tmp_p
     loading = tmp_path / "mark.load"
     deadline = time.monotonic() + 60
     while not loading.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.3)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 2.5
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "Interrupted" in err
+
+
+def test_ctrl_c_stops_check_while_a_thread_waits_on_its_fresh_interpreter(site, tmp_path):
+    # check replays episodes in a fresh interpreter, waited on from a thread of the loop's executor; the
+    # replay's load takes 30 s. asyncio.run's close joined that thread, holding Ctrl-C until it ended.
+    mark = tmp_path / "mark"
+    proc = start(site, mark, "check", "arith:add?replay_load=30&delay=0&turns=2")
+    replaying = tmp_path / "mark.replay"
+    deadline = time.monotonic() + 90
+    while not replaying.exists():
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline
         time.sleep(0.05)
