@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import concurrent.futures
 import contextlib
@@ -106,4 +107,7 @@ class _CtrlC:
         if not self.loop_ran.wait(GRACE_S) and main is not None:
             # The loop is blocked: a real SIGINT (which wakes a blocking call, as `_thread.interrupt_main`
             # cannot) makes the second call above raise where it blocks.
-            signal.pthread_kill(main, signal.SIGINT)
+            if hasattr(signal, "pthread_kill"):
+                signal.pthread_kill(main, signal.SIGINT)
+            else:  # Windows: a flag checked between bytecodes (a blocking call ends first)
+                _thread.interrupt_main()
