@@ -18,7 +18,7 @@ from nenyax_testsupport.distributions import write_distribution
 from nenyax_testsupport.signals import foreground_sigint
 
 SLOW = '''
-import os, time
+import os, sys, time
 from typing import Any
 from nenyax.core import Capabilities, Judgment, Step
 from nenyax.core.hookspecs import PluginSpec, hookimpl
@@ -55,7 +55,15 @@ class SlowEnvironment(ArithEnvironment):
 
 class SlowAdapter(ArithAdapter):
     def load(self, uri, context=None):
+        mark = os.environ.get("SLOW_MARK")
+        if mark and uri.params.get("load"):
+            open(mark + ".load", "a").close()
         time.sleep(float(uri.params.get("load", 0)))  # an environment (or a model) slow to load
+        main = getattr(sys.modules["__main__"], "__spec__", None)
+        if uri.params.get("replay_load") and getattr(main, "name", "").endswith("tiers.replay"):
+            if mark:  # check's fresh interpreter, which the command waits on from a thread
+                open(mark + ".replay", "a").close()
+            time.sleep(float(uri.params["replay_load"]))
         caps = Capabilities(seeded=True, stable_task_ids=True, reference_policy=True, max_turns=None)
         env = SlowEnvironment(uri.raw, size=5, seed=0, capabilities=caps)
         env.delay, env.turns = float(uri.params.get("delay", 0.2)), int(uri.params.get("turns", 1000))
@@ -179,3 +187,47 @@ def test_timeout_bounds_the_whole_check(site, tmp_path, background):
     assert time.monotonic() - began < 15
     assert proc.returncode == 1, err
     assert "within its --timeout of 2 s" in json.loads(out)["error"]["message"]
+
+
+@pytest.mark.parametrize("command", ["try", "check"])
+def test_ctrl_c_stops_a_command_whose_loop_is_blocked_by_a_slow_load(site, tmp_path, command):
+    # The environment's load blocks for 30 s (an import that takes long does the same), in the event loop
+    # where a command loads it there: cancelling the main task reaches nothing until the loop runs again.
+    mark = tmp_path / "mark"
+    policy = ["--policy", "reference"] if command == "try" else []
+    proc = start(site, mark, command, "arith:add?load=30&delay=0", *policy)
+    loading = tmp_path / "mark.load"
+    deadline = time.monotonic() + 60
+    while not loading.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.3)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 2.5
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "Interrupted" in err
+
+
+def test_ctrl_c_stops_check_while_a_thread_waits_on_its_fresh_interpreter(site, tmp_path):
+    # check replays episodes in a fresh interpreter, waited on from a thread of the loop's executor; the
+    # replay's load takes 30 s. asyncio.run's close joined that thread, holding Ctrl-C until it ended.
+    mark = tmp_path / "mark"
+    proc = start(site, mark, "check", "arith:add?replay_load=30&delay=0&turns=2")
+    replaying = tmp_path / "mark.replay"
+    deadline = time.monotonic() + 90
+    while not replaying.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.3)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 2.5
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "Interrupted" in err

@@ -340,3 +340,72 @@ def test_ctrl_c_stops_the_workers_and_keeps_what_they_played(tmp_path):
     recorded = list(read_trajectories(sink))
     assert len(recorded) == 4
     assert {t.status for t in recorded} == {Status.INTERRUPTED}
+
+
+_MAIN_POLICY = textwrap.dedent(
+    """
+    import json, sys
+    from nenyax.core import Registry, load
+    from nenyax_testsupport.fakes import AdapterPlugin
+
+    OFFSET = 0  # a global of __main__: it travels with the function
+
+    def add_up(observation):
+        a, b = (int(x) for x in observation.split("What is ")[1].rstrip("?").split(" + "))
+        return str(a + b + OFFSET)
+
+    env = load("arith:add?size=4", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+    out = env.rollouts(add_up, backend="process", workers=2)
+    print(json.dumps([[t.status.value, t.score] for t in out]))
+    """
+)
+
+
+@pytest.mark.parametrize("how", ["-c", "-"])
+def test_a_policy_of_main_travels_by_value_from_python_c_and_stdin(how, tmp_path):
+    # spawn re-runs __main__ from its file, and neither `python -c` nor `python -` has one: the function
+    # travels pickled by value, and a worker no longer tries to open `<stdin>`.
+    command = [sys.executable, "-c", _MAIN_POLICY] if how == "-c" else [sys.executable, "-"]
+    stdin = None if how == "-c" else _MAIN_POLICY
+    done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [["ok", 1.0]] * 4
+
+
+def test_a_policy_of_main_that_cannot_be_pickled_is_one_sentence(registry, monkeypatch):
+    import threading
+    import types
+
+    main = types.ModuleType("__main__")
+    lock = threading.Lock()
+    exec("def holds_a_lock(observation):\n    return str(bool(lock))\n", main.__dict__)
+    main.lock = lock
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    env = load("arith:add?size=2", registry=registry)
+    with pytest.raises(CannotTravelError) as caught:
+        env.rollouts(main.holds_a_lock, backend="process", workers=1)
+    _one_sentence(caught, "__main__:holds_a_lock", "pickled", "asyncio")
+
+
+def test_workers_that_die_before_playing_are_one_sentence_not_infra_errors(tmp_path):
+    # A script without `if __name__ == "__main__":` starts the run again in each spawned worker, which
+    # multiprocessing refuses there: every worker exits before it could play.
+    script, sink = tmp_path / "unguarded.py", tmp_path / "t.jsonl"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            from nenyax.core import Registry, load
+            from nenyax_testsupport.fakes import AdapterPlugin
+
+            env = load("arith:add?size=4", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+            env.rollouts("reference", sink={str(sink)!r}, backend="process", workers=2)
+            """
+        )
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert "before they could play any episode" in last, done.stderr
+    assert '__name__ == "__main__"' in last
+    assert not sink.exists() or sink.read_text() == ""  # no episode recorded as lost to the infrastructure

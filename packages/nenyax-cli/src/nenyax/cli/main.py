@@ -185,7 +185,14 @@ def run() -> None:
     worker thread) cannot turn a finished command into a death by signal: its own exit code stands."""
     import signal
 
+    from nenyax.cli.stop import leave
+
     try:
         cli()
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            leave(INTERRUPTED)  # a thread blocked on a silent server must not hold the exit
+        raise
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)

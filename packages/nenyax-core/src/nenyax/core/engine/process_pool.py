@@ -22,9 +22,12 @@ import asyncio
 import collections
 import contextlib
 import multiprocessing
+import os
 import pickle
 import signal
+import sys
 import time
+from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -82,6 +85,8 @@ class _Worker:
     """Jobs dealt to it and not yet handed back: index -> (job, when it was dealt)."""
     stop_sent: bool = False
     ended: bool = False
+    ready: bool = False
+    """It rebuilt the environment and the policy (a worker that exits before that played nothing)."""
 
 
 class _Run(Dealer):
@@ -124,7 +129,8 @@ class _Run(Dealer):
             name=f"nenyax-worker-{number}",
             daemon=True,  # never outlives this process, whatever ends it
         )
-        process.start()
+        with _main_without_a_file():
+            process.start()
         theirs.close()  # the worker's end lives in the worker only, so its exit reads as EOF here
         worker = _Worker(number=number, process=process, conn=mine)
         self.workers.append(worker)
@@ -184,6 +190,8 @@ class _Run(Dealer):
             for index in message[1]:
                 job, _ = worker.in_flight.pop(index)
                 self.todo.append((index, job))
+        elif kind == "ready":
+            worker.ready = True
         elif kind == "broken":  # could not rebuild the environment or the policy: nothing can run
             self.fail(message[1])
 
@@ -194,7 +202,9 @@ class _Run(Dealer):
         worker.ended = True
         worker.process.join(timeout=5)
         code = worker.process.exitcode
-        if worker.in_flight and not self.interrupting and not self.failed:
+        if not worker.ready and not self.interrupting and not self.failed:
+            self._never_started(worker, code)
+        elif worker.in_flight and not self.interrupting and not self.failed:
             # It died with episodes under way: each is recorded as lost to the infrastructure, never dropped.
             lost = sorted(worker.in_flight.items())
             worker.in_flight.clear()
@@ -205,6 +215,22 @@ class _Run(Dealer):
                 self._deal(other)  # what it would have played goes to the others
         if all(w.ended for w in self.workers) and self.all_ended is not None and not self.all_ended.done():
             self.all_ended.set_result(None)
+
+    def _never_started(self, worker: _Worker, code: int | None) -> None:
+        """`worker` exited before it could play: what it was dealt goes to the others, or the run stops."""
+        for index, (job, _) in sorted(worker.in_flight.items(), reverse=True):
+            self.todo.appendleft((index, job))
+        worker.in_flight.clear()
+        if any(w.ready or not w.ended for w in self.workers):
+            for other in self.workers:
+                self._deal(other)
+            return
+        msg = (
+            f"The worker processes exited (code {code}) before they could play any episode, so nothing was played; "
+            "their error is above on stderr (a script that starts them must run its code under "
+            '`if __name__ == "__main__":`, since each worker imports the script again).'
+        )
+        self.fail(NenyaxError(msg))
 
     def _lost(self, job: Job, dealt: float, code: int | None) -> Trajectory:
         how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
@@ -254,6 +280,26 @@ class _Run(Dealer):
         return workers_lost("worker process", died, detail, unplayed)
 
 
+@contextlib.contextmanager
+def _main_without_a_file() -> Iterator[None]:
+    """Start a worker without re-running a ``__main__`` that names no file (``python -``: ``<stdin>``).
+
+    A spawned process re-runs the parent's ``__main__`` from its ``__file__``; read from stdin that is
+    ``<stdin>``, which the worker cannot open, so it died before playing anything. Nothing a worker
+    rebuilds needs that module (a function of ``__main__`` travels by value).
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not isinstance(path, str) or os.path.exists(path):
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
+
+
 # ---------------------------------------------------------------- the worker's side
 
 
@@ -270,6 +316,7 @@ def _worker_main(
         conn.send(("broken", _portable(exc, rebuilding=True)))
         conn.close()
         return
+    conn.send(("ready",))
     try:
         asyncio.run(_serve(conn, env, policy, concurrency, timeout))
     finally:

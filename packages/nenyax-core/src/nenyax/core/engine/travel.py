@@ -1,7 +1,8 @@
 """What can be played in another process: an environment as its `EnvironmentSpec`, a policy as a `PolicyTicket`.
 
-A policy travels as plain data, never as a pickled object: a built-in by its name, an `Endpoint` by its
-config (the API key by its variable's name), a function by the name it is imported by. Anything else (a
+A policy travels as plain data, never as a pickled object it does not own: a built-in by its name, an `Endpoint` by its
+config (the API key by its variable's name), a function by the name it is imported by, and a function of
+``__main__`` (a notebook, ``python -``, ``python -c``) by value, pickled with cloudpickle. Anything else (a
 lambda, a closure, a policy object that lives in this process, such as a learner's) cannot be rebuilt in
 another process, and saying so before any episode starts is the point of this module.
 """
@@ -9,11 +10,11 @@ another process, and saying so before any episode starts is the point of this mo
 from __future__ import annotations
 
 import pickle
-import sys
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from nenyax.core.contract.failures import describe
 from nenyax.core.engine.policies import BUILTIN_POLICIES, NEVER_SUSPEND, CallablePolicy, Policy, as_policy
 from nenyax.core.errors import CannotTravelError, UsageError, with_article
 from nenyax.core.models.endpoint import Endpoint
@@ -45,7 +46,7 @@ def environment_spec(env: Environment) -> EnvironmentSpec:
 
 @attrs.frozen(kw_only=True)
 class PolicyTicket:
-    """A policy as plain data (it pickles, and is JSON-able): `build()` makes the policy again, in any process."""
+    """A policy as plain data (it pickles; JSON-able but for `by_value`): `build()` makes it again, in any process."""
 
     kind: str
     """``builtin``, ``endpoint`` or ``function``."""
@@ -59,6 +60,9 @@ class PolicyTicket:
     """A function's `CallablePolicy.speaks_text`."""
     label: str | None = None
     """A function's `CallablePolicy.name` (what trajectories record)."""
+    by_value: bytes | None = attrs.field(default=None, repr=False)
+    """A function of ``__main__`` (a notebook, ``python -``, ``python -c``, a script), pickled by value with
+    cloudpickle, as Ray sends one: another process cannot import ``__main__`` by name."""
 
     def build(self) -> Policy:
         """The policy this ticket describes, made in this process."""
@@ -68,7 +72,13 @@ class PolicyTicket:
             registry = None if self.plugins is None else from_portable(list(self.plugins))
             # An Endpoint is a Policy whose `info` is a property (the Protocol declares a plain attribute).
             return Endpoint.from_config(dict(self.endpoint or {}), registry=registry)  # type: ignore[return-value]
-        return CallablePolicy(import_factory(self.name), speaks_text=self.speaks_text, name=self.label)
+        if self.by_value is not None:
+            import cloudpickle
+
+            fn = cloudpickle.loads(self.by_value)
+        else:
+            fn = import_factory(self.name)
+        return CallablePolicy(fn, speaks_text=self.speaks_text, name=self.label)
 
 
 def policy_ticket(policy: Any) -> PolicyTicket:
@@ -109,6 +119,10 @@ def _function_ticket(fn: Any, speaks_text: bool, label: str | None) -> PolicyTic
     qualname = getattr(fn, "__qualname__", None) or ""
     shown = f"{module}:{qualname}" if module and qualname else repr(fn)
     why = _why_not_importable(fn, module, qualname)
+    if why is None and module == "__main__":
+        return PolicyTicket(
+            kind="function", name=f"{module}:{qualname}", speaks_text=speaks_text, label=label, by_value=_pickled(fn)
+        )
     if why is not None:
         msg = (
             f"The policy {shown} cannot travel to another process: {why}; define it as a module-level function "
@@ -126,8 +140,8 @@ def _why_not_importable(fn: Any, module: str, qualname: str) -> str | None:
         return "it is defined inside a function (a closure)"
     if not module or not qualname:
         return f"it is {with_article(type(fn).__name__)} object, not a function"
-    if module == "__main__" and not getattr(sys.modules.get("__main__"), "__file__", None):
-        return "it is defined in an interactive session, which another process cannot import"
+    if module == "__main__":
+        return None  # it travels by value (`_pickled`): another process has no such __main__ to import it from
     try:
         found = import_factory(f"{module}:{qualname}")
     except (ImportError, AttributeError, ValueError):  # what stops the lookup here stops it there
@@ -135,3 +149,17 @@ def _why_not_importable(fn: Any, module: str, qualname: str) -> str | None:
     if found is not fn:
         return f"{module}:{qualname} does not name it (a bound method or a callable object is not importable by name)"
     return None
+
+
+def _pickled(fn: Any) -> bytes:
+    """`fn` pickled by value (cloudpickle), or one `CannotTravelError` sentence saying what does not pickle."""
+    import cloudpickle
+
+    try:
+        return bytes(cloudpickle.dumps(fn))
+    except Exception as exc:
+        msg = (
+            f"The policy __main__:{fn.__qualname__} cannot travel to another process: it holds something that "
+            f"cannot be pickled ({describe(exc).rstrip('.')}); {_ELSEWHERE}."
+        )
+        raise CannotTravelError(msg) from exc
