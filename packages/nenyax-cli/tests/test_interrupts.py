@@ -153,16 +153,18 @@ def test_timeout_bounds_try_and_records_the_episode_as_timeout(site, tmp_path):
         site,
         tmp_path / "mark",
         "try",
-        "arith:add?delay=5",
+        "arith:add?delay=30",
         "--policy",
         "reference",
+        # Counted from the command's start: room for the imports (seconds on a loaded machine or a newer
+        # Python), so the episode begins and its own timeout, not the command's backstop, ends it.
         "--timeout",
-        "1",
+        "4",
         "--save",
         str(saved),
     )
     _, err = proc.communicate(timeout=60)
-    assert time.monotonic() - began < 15  # imports included; the step alone would take 5 s per turn
+    assert time.monotonic() - began < 15  # imports included; the step alone would take 30 s
     assert proc.returncode == 1, err
     assert json.loads(saved.read_text())["status"] == "timeout"
 
