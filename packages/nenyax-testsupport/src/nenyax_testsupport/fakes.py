@@ -237,6 +237,16 @@ class UnstableManifestAdapter(ArithAdapter):
         return env
 
 
+class NegativeSplitAdapter(ArithAdapter):
+    """Flaw: the manifest claims a negative task count, so ``connectable/manifest-valid`` fails while every
+    later check, of every tier, passes: the report must still make the failure plain."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        env = super().load(uri, context)
+        env.manifest = attrs.evolve(env.manifest, splits=(Split(name="all", count=-1),))
+        return env
+
+
 class CrashOnBadURIAdapter(ArithAdapter):
     """Flaw: an unknown name raises KeyError instead of a clear BadURIError."""
 
