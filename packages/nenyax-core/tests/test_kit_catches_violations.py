@@ -86,7 +86,9 @@ def test_the_tuple_spelling_a_format_refuses_is_named():
     outcome = _report(AdapterPlugin(factory="nenyax_testsupport.fakes:ListOnlyTagsAdapter"))[
         "adapter/list-values-survive"
     ]
-    assert [f.message for f in outcome.findings] == ["'arith:add?size=5&tags=(\"a\",\"b\")' failed to load: tags must be a JSON list."]
+    assert [f.message for f in outcome.findings] == [
+        '\'arith:add?size=5&tags=("a","b")\' failed to load: tags must be a JSON list.'
+    ]
 
 
 def test_a_check_that_crashes_is_an_error_with_the_traceback_line_never_a_finding():

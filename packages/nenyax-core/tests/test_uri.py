@@ -162,8 +162,16 @@ def test_the_manifest_holds_keys_and_containers_as_json_reads_them_back():
         score_range=(0, 1),
         extra={"keys": {2: "two", None: "none", True: "yes", 1.5: "f"}, "set": {3}, "enum": Color.RED},
     )
-    assert manifest.extra == {"keys": {"2": "two", "null": "none", "true": "yes", "1.5": "f"}, "set": [3], "enum": "red"}
-    assert (manifest.splits, manifest.tools, manifest.score_range) == ((Split(name="all", count=1),), ("a",), (0.0, 1.0))
+    assert manifest.extra == {
+        "keys": {"2": "two", "null": "none", "true": "yes", "1.5": "f"},
+        "set": [3],
+        "enum": "red",
+    }
+    assert (manifest.splits, manifest.tools, manifest.score_range) == (
+        (Split(name="all", count=1),),
+        ("a",),
+        (0.0, 1.0),
+    )
     assert serde.loads(serde.dumps(manifest), Manifest) == manifest
 
 

@@ -38,7 +38,12 @@ class ArithEnvironment(StepEnvironment):
     """``arith:add?size=N&seed=S``: single-turn additions, judged by exact match."""
 
     def __init__(
-        self, uri: str, size: int, seed: int, capabilities: Capabilities | None = None, extra: dict[str, Any] | None = None
+        self,
+        uri: str,
+        size: int,
+        seed: int,
+        capabilities: Capabilities | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         """Build the manifest; `capabilities` lets broken variants over-claim; `extra` records options."""
         self.size, self.seed = size, seed

@@ -39,11 +39,9 @@ _GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 def render_report(report: TierReport) -> None:
     """Print the report as a table with the tier reached underneath."""
     from rich.console import Console
-
-    from nenyax.cli.commands.conformance import print_results
-
     from rich.text import Text
 
+    from nenyax.cli.commands.conformance import print_results
     from nenyax.cli.safe import safe_text
 
     console = Console()
