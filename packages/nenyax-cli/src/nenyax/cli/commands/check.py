@@ -49,9 +49,9 @@ def render_report(report: TierReport) -> None:
     # A failed check sits among the rows in tier order, above the passed checks of higher tiers, where it
     # reads as one row among passes: each is said again here, beside the tier it holds down.
     for result in report.failures():
-        line = Text(f"{result.outcome.value.capitalize()}: ", style="bold red")
-        line.append_text(safe_text(f"{result.id}: {result.evidence}"))
-        console.print(line, soft_wrap=True)
+        said = Text(f"{result.outcome.value.capitalize()}: ", style="bold red")
+        said.append_text(safe_text(f"{result.id}: {result.evidence}"))
+        console.print(said, soft_wrap=True)
     label = report.tier.label if report.tier is not Tier.NONE else "none (not even connectable)"
     if report.floor is not None:
         floor = report.floor

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import attrs
 import orjson
 
 _INT64 = range(-(2**63), 2**64)
@@ -51,12 +52,19 @@ def _key(key: Any) -> str:
 
 
 def _through_orjson(value: Any) -> Any:
-    """Numpy scalars and arrays, sets, enums, dates: the JSON `serde` writes for them, read back."""
-    from nenyax.core.contract import serde  # serde loads cattrs: only for values that need it
-
+    """Numpy scalars and arrays, enums, dates, sets, attrs objects: the JSON orjson writes for them, read back."""
     try:
-        raw = serde.dumps(value)
-    except (TypeError, ValueError) as exc:
+        raw = orjson.dumps(value, default=_default, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+    except TypeError as exc:
         msg = f"{type(value).__name__} has no JSON form"
         raise NotJSONError(msg) from exc
     return json_data(orjson.loads(raw))
+
+
+def _default(value: Any) -> Any:
+    """What orjson cannot write itself: a set as a list, an attrs object as its fields (as `serde` writes them)."""
+    if isinstance(value, set | frozenset):
+        return list(value)
+    if attrs.has(type(value)):
+        return attrs.asdict(value, recurse=False)
+    raise TypeError(type(value).__name__)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -71,6 +72,14 @@ def _extra(value: Any) -> dict[str, Any]:
     return data  # type: ignore[no-any-return]
 
 
+def _splits(value: Iterable[Split]) -> tuple[Split, ...]:
+    return tuple(value)  # a list given is held as the tuple it is read back as
+
+
+def _tools(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
 def _score_range(value: Any) -> tuple[float, float] | None:
     """Two floats (``(0, 1)`` is ``(0.0, 1.0)``), as the range is read back."""
     if value is None:
@@ -95,13 +104,13 @@ class Manifest(Record):
     """Short human name of the environment."""
     description: str = ""
     """One paragraph about the environment."""
-    splits: tuple[Split, ...] = attrs.field(default=(), converter=tuple)
+    splits: tuple[Split, ...] = attrs.field(default=(), converter=_splits)
     """Task splits and their sizes."""
     observation: str = ""
     """What an observation looks like."""
     action: str = ""
     """What an action looks like."""
-    tools: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    tools: tuple[str, ...] = attrs.field(default=(), converter=_tools)
     """Names of tools offered to the policy."""
     score_range: tuple[float, float] | None = attrs.field(default=None, converter=_score_range)
     """Bounds of the judgment score, if known (e.g. ``(0.0, 1.0)``)."""
