@@ -3,7 +3,9 @@ import re
 import pytest
 
 from nenyax.adapters.reasoning_gym.reference import extract_answer
-from nenyax.core import BadURIError, Status, UnsupportedPolicyError, load
+from nenyax.core import BadURIError, Manifest, Status, Tier, UnsupportedPolicyError, Verdict, load
+from nenyax.core.contract import serde
+from nenyax.core.tiers.measure import check
 
 
 def test_uri_parameters_reach_the_dataset():
@@ -130,3 +132,26 @@ def test_chat_rendering_asks_for_answer_tags():
     messages = load("reasoning_gym:basic_arithmetic").session().render()
     assert [m["role"] for m in messages] == ["system", "user"]
     assert "<answer>" in messages[0]["content"]
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        'reasoning_gym:basic_arithmetic?operators=["+","-"]',  # the README's own example
+        'reasoning_gym:basic_arithmetic?operators=("+","-")',
+        'reasoning_gym:basic_arithmetic,chain_sum?size=20&basic_arithmetic.operators=("+",)',
+    ],
+)
+def test_a_list_valued_config_key_reaches_the_audited_tier(uri):
+    report = check(uri, samples=3)
+    assert [(r.id, r.evidence) for r in report.results if r.outcome is not Verdict.PASSED] == []
+    assert report.tier is Tier.AUDITED
+
+
+@pytest.mark.parametrize("operators", ['["+","-"]', '("+","-")'])
+def test_a_list_valued_config_key_reaches_the_dataset_and_its_manifest(operators):
+    env = load(f"reasoning_gym:basic_arithmetic?size=30&operators={operators}")
+    assert env.manifest.extra["config"] == {"basic_arithmetic": {"operators": ["+", "-"]}}
+    assert serde.loads(serde.dumps(env.manifest), Manifest) == env.manifest
+    questions = [env.session(task=task).observation for task in env.task_ids()]
+    assert not any(re.search(r"\d\s*[*/]\s*\d", q) for q in questions)

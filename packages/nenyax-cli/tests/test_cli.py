@@ -135,6 +135,25 @@ def test_require_a_tier_that_is_not_reached(tmp_path):
     assert nenyax(site, "check", "arith:add", "--require", "trainable").returncode == 0
 
 
+def test_a_failed_check_is_said_beside_the_tier_not_left_among_passed_rows(tmp_path):
+    site = write_distribution(
+        tmp_path / "s",
+        "nenyax-arith",
+        "1.0",
+        {"arith": "nenyax_arith_plugin"},
+        {"nenyax_arith_plugin": GOOD.format(factory="nenyax_testsupport.fakes:NegativeSplitAdapter")},
+    )
+    done = nenyax(site, "check", "arith:add?size=6")
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    tier = next(i for i, line in enumerate(lines) if line.startswith("Tier: "))
+    assert lines[tier] == "Tier: none (not even connectable)"
+    # Every row after the failed one passed (the audit among them): the failure is said again after the table.
+    table_end = max(i for i, line in enumerate(lines) if "audited/reference-beats-floor" in line)
+    said = [line for line in lines[table_end + 1 : tier] if line.startswith("Failed: ")]
+    assert said == ["Failed: connectable/manifest-valid: Split 'all' has a negative task count."]
+
+
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [

@@ -23,6 +23,7 @@ SKIPPED_ON_THE_SOUND_FAKE = {
     "adapter/entry-point-named-after-distribution": "the plugin comes from no installed distribution",
     "adapter/no-namespace-init": "is not under nenyax/",
     "adapter/listing-is-loadable": "the adapter does not declare 'listing'",
+    "adapter/list-values-survive": "no example sets a list-valued parameter",
 }
 
 
@@ -57,6 +58,7 @@ def test_the_sound_fake_passes_every_check_that_applies_and_says_why_the_others_
         ("adapter/trajectory-roundtrip", "nenyax_testsupport.fakes:TupleObservationAdapter"),
         ("adapter/factory-importable", "nenyax_no_such_module:Adapter"),
         ("adapter/listing-is-loadable", "nenyax_testsupport.fakes:ForeignListingAdapter"),
+        ("adapter/list-values-survive", "nenyax_testsupport.fakes:ListOnlyTagsAdapter"),
     ],
 )
 def test_each_check_catches_its_flaw(check_id, factory):
@@ -71,6 +73,22 @@ def test_a_capability_the_adapter_declares_gates_its_check_in():
         "adapter/listing-is-loadable"
     ]
     assert outcome.verdict is Verdict.PASSED
+
+
+def test_a_list_valued_parameter_passes_as_a_list_and_as_a_tuple():
+    outcome = _report(AdapterPlugin(factory="nenyax_testsupport.fakes:TaggedArithAdapter"))[
+        "adapter/list-values-survive"
+    ]
+    assert outcome.verdict is Verdict.PASSED, outcome.reason
+
+
+def test_the_tuple_spelling_a_format_refuses_is_named():
+    outcome = _report(AdapterPlugin(factory="nenyax_testsupport.fakes:ListOnlyTagsAdapter"))[
+        "adapter/list-values-survive"
+    ]
+    assert [f.message for f in outcome.findings] == [
+        '\'arith:add?size=5&tags=("a","b")\' failed to load: tags must be a JSON list.'
+    ]
 
 
 def test_a_check_that_crashes_is_an_error_with_the_traceback_line_never_a_finding():

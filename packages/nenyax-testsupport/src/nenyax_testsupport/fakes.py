@@ -37,8 +37,15 @@ from nenyax.core.plugins.judge import JudgeCapabilities
 class ArithEnvironment(StepEnvironment):
     """``arith:add?size=N&seed=S``: single-turn additions, judged by exact match."""
 
-    def __init__(self, uri: str, size: int, seed: int, capabilities: Capabilities | None = None) -> None:
-        """Build the manifest; `capabilities` lets broken variants over-claim."""
+    def __init__(
+        self,
+        uri: str,
+        size: int,
+        seed: int,
+        capabilities: Capabilities | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Build the manifest; `capabilities` lets broken variants over-claim; `extra` records options."""
         self.size, self.seed = size, seed
         super().__init__(
             Manifest(
@@ -51,6 +58,7 @@ class ArithEnvironment(StepEnvironment):
                 observation="A question like 'What is 3 + 4?'.",
                 action="The sum, as text.",
                 score_range=(0.0, 1.0),
+                extra=extra or {},
                 capabilities=capabilities
                 or Capabilities(seeded=True, stable_task_ids=True, reference_policy=True, max_turns=1),
             )
@@ -145,7 +153,35 @@ class ArithAdapter:
         return ["arith:add?size=5"]
 
 
+class TaggedArithAdapter(ArithAdapter):
+    """Takes a list-valued ``tags`` parameter (a JSON list or a tuple) and records it in the manifest (sound)."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        """``arith:add?tags=["a","b"]``: the tags are recorded, as reasoning-gym records a dataset's config."""
+        env = super().load(uri, context)
+        assert isinstance(env, ArithEnvironment)
+        tags = uri.params.get("tags", ())
+        if not isinstance(tags, list | tuple):
+            msg = f"tags must be a list, got {tags!r}."
+            raise BadURIError(msg)
+        return ArithEnvironment(uri.raw, size=env.size, seed=env.seed, extra={"tags": tuple(tags)})
+
+    def examples(self) -> list[str]:
+        """One URI with a list-valued parameter."""
+        return ['arith:add?size=5&tags=["a","b"]']
+
+
 # ---------------------------------------------------------------- broken variants, one flaw each
+
+
+class ListOnlyTagsAdapter(TaggedArithAdapter):
+    """Flaw: the tuple spelling of a list (``("a","b")``) is refused though the grammar reads it as a sequence."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        if isinstance(uri.params.get("tags"), tuple):
+            msg = "tags must be a JSON list."
+            raise BadURIError(msg)
+        return super().load(uri, context)
 
 
 class NotAnAdapter:
@@ -203,6 +239,16 @@ class UnstableManifestAdapter(ArithAdapter):
     def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
         env = super().load(uri, context)
         env.manifest = attrs.evolve(env.manifest, extra={"loaded_at": time.perf_counter_ns()})
+        return env
+
+
+class NegativeSplitAdapter(ArithAdapter):
+    """Flaw: the manifest claims a negative task count, so ``connectable/manifest-valid`` fails while every
+    later check, of every tier, passes: the report must still make the failure plain."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        env = super().load(uri, context)
+        env.manifest = attrs.evolve(env.manifest, splits=(Split(name="all", count=-1),))
         return env
 
 

@@ -20,9 +20,10 @@ class ReasoningGymAdapter:
         return ReasoningGymEnvironment(uri.raw, parse_spec(uri))
 
     def examples(self) -> list[str]:
-        """URIs that load offline: a plain dataset, one with config, a composite."""
+        """URIs that load offline: a plain dataset, one with config (a list-valued key too), a composite."""
         return [
             "reasoning_gym:basic_arithmetic?size=20",
+            'reasoning_gym:basic_arithmetic?size=20&operators=["+","-"]',
             "reasoning_gym:chain_sum?size=10&seed=7&min_terms=2&max_terms=3",
             "reasoning_gym:leg_counting,chain_sum?size=10&seed=3",
         ]

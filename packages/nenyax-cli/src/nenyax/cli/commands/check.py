@@ -39,11 +39,19 @@ _GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 def render_report(report: TierReport) -> None:
     """Print the report as a table with the tier reached underneath."""
     from rich.console import Console
+    from rich.text import Text
 
     from nenyax.cli.commands.conformance import print_results
+    from nenyax.cli.safe import safe_text
 
     console = Console()
     print_results(console, f"nenyax check {report.uri}", report.results)
+    # A failed check sits among the rows in tier order, above the passed checks of higher tiers, where it
+    # reads as one row among passes: each is said again here, beside the tier it holds down.
+    for result in report.failures():
+        said = Text(f"{result.outcome.value.capitalize()}: ", style="bold red")
+        said.append_text(safe_text(f"{result.id}: {result.evidence}"))
+        console.print(said, soft_wrap=True)
     label = report.tier.label if report.tier is not Tier.NONE else "none (not even connectable)"
     if report.floor is not None:
         floor = report.floor

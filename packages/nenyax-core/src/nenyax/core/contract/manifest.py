@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
+from nenyax.core.contract.json_data import NotJSONError, json_data
 from nenyax.core.contract.schema import SCHEMA_VERSION, Record, SchemaVersion
 from nenyax.core.errors import ManifestError
 
@@ -60,6 +62,32 @@ class Capabilities(Record):
     """Upper bound on actions (step mode) or model calls (other modes) per episode, checked by `check`."""
 
 
+def _extra(value: Any) -> dict[str, Any]:
+    """`extra` as its JSON round trip gives it back (tuples as lists...), so the manifest read back is equal."""
+    try:
+        data = json_data(dict(value))
+    except NotJSONError as exc:
+        msg = f"A manifest's extra must hold JSON data; {exc}."
+        raise ManifestError(msg) from exc
+    return data  # type: ignore[no-any-return]
+
+
+def _splits(value: Iterable[Split]) -> tuple[Split, ...]:
+    return tuple(value)  # a list given is held as the tuple it is read back as
+
+
+def _tools(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+def _score_range(value: Any) -> tuple[float, float] | None:
+    """Two floats (``(0, 1)`` is ``(0.0, 1.0)``), as the range is read back."""
+    if value is None:
+        return None
+    low, high = value
+    return (float(low), float(high))
+
+
 @attrs.frozen(kw_only=True)
 class Manifest(Record):
     """What an environment is: identity, format, mode, tasks and the shape of its I/O."""
@@ -76,18 +104,19 @@ class Manifest(Record):
     """Short human name of the environment."""
     description: str = ""
     """One paragraph about the environment."""
-    splits: tuple[Split, ...] = ()
+    splits: tuple[Split, ...] = attrs.field(default=(), converter=_splits)
     """Task splits and their sizes."""
     observation: str = ""
     """What an observation looks like."""
     action: str = ""
     """What an action looks like."""
-    tools: tuple[str, ...] = ()
+    tools: tuple[str, ...] = attrs.field(default=(), converter=_tools)
     """Names of tools offered to the policy."""
-    score_range: tuple[float, float] | None = None
+    score_range: tuple[float, float] | None = attrs.field(default=None, converter=_score_range)
     """Bounds of the judgment score, if known (e.g. ``(0.0, 1.0)``)."""
-    extra: dict[str, Any] = attrs.field(factory=dict)
-    """Format-specific facts worth recording (JSON-able)."""
+    extra: dict[str, Any] = attrs.field(factory=dict, converter=_extra)
+    """Format-specific facts worth recording, held as JSON reads them back: a tuple given is kept as a list,
+    a non-text key as its JSON text, a non-finite float or an integer beyond 64 bits as its text."""
     capabilities: Capabilities = attrs.field(factory=Capabilities)
     """What the environment claims it can do."""
     schema_version: SchemaVersion = SCHEMA_VERSION

@@ -10,6 +10,10 @@ space as ``%20``, and ``&``, ``=``, ``%`` inside a value as ``%26``, ``%3D``, ``
 - anything else: the string itself. A string that would read as one of the above is written quoted
   in JSON (``"true"``, ``"42"``) and stays a string.
 
+Text that is not valid Unicode (a lone surrogate, written ``"\\ud800"`` in JSON) is refused: nothing can record it.
+Every value read here survives a manifest's JSON round trip (`contract.json_data`): its ``extra`` holds a
+tuple as a list and ``nan``/``inf`` as their text.
+
 `format_uri` writes any such value so that `parse_uri` reads back exactly the same value.
 """
 
@@ -147,6 +151,24 @@ def _pairs(uri: str, query: str) -> list[tuple[str, str]]:
     return pairs
 
 
+def _is_text(value: Any) -> bool:
+    """Whether every string in `value` is valid Unicode: a lone surrogate (``\\ud800`` in JSON, or a byte a
+    terminal could not decode) can be neither recorded nor sent anywhere."""
+    if isinstance(value, str):
+        return value.isascii() or not any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, list | tuple):
+        return all(_is_text(v) for v in value)
+    if isinstance(value, dict):
+        return all(_is_text(k) and _is_text(v) for k, v in value.items())
+    return True
+
+
+def _refuse_surrogates(uri: str, values: Any) -> None:
+    if not (_is_text(uri) and _is_text(values)):
+        msg = f"The URI {uri.encode('utf-8', 'backslashreplace').decode()!r} holds text that is not valid Unicode."
+        raise BadURIError(msg)
+
+
 def parse_uri(uri: str) -> EnvURI:
     """Parse ``<format>:<target>?k=v``; raise `BadURIError` with a sentence saying what is wrong."""
     if not isinstance(uri, str) or not uri.strip():
@@ -178,4 +200,5 @@ def parse_uri(uri: str) -> EnvURI:
             msg = f"The URI {uri!r} sets {key!r} twice."
             raise BadURIError(msg)
         params[key] = parse_value(value)
+    _refuse_surrogates(uri, params)
     return EnvURI(raw=uri, format=fmt, target=unquote(target), params=params)

@@ -7,16 +7,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import closing
+from typing import Any
+from urllib.parse import quote, unquote
+
+import attrs
 
 from nenyax.core.contract import serde
 from nenyax.core.contract.manifest import Manifest
 from nenyax.core.contract.trajectory import Status, Tier, Trajectory
+from nenyax.core.contract.uri import format_value, parse_uri, parse_value
 from nenyax.core.engine.environment import Environment
 from nenyax.core.engine.loader import load
 from nenyax.core.errors import NenyaxError, UsageError
 from nenyax.core.plugins.adapter import Listing
 from nenyax.core.tiers.measure import check as check_env
-from nenyax.testing.report import Check, Verdict
+from nenyax.testing.report import Check, Skip, Verdict
 from nenyax.testing.subject import Subject
 
 
@@ -56,6 +61,58 @@ def examples_load(subject: Subject) -> Iterator[str]:
                     yield f"Loading {uri!r} twice gave different manifest digests."
             if not env.task_ids(limit=3):
                 yield f"Example {uri!r} lists no task ids."
+
+
+def _other_spelling(value: Any) -> Any:
+    """A list written as a tuple and a tuple as a list: the grammar's two spellings of a sequence."""
+    if isinstance(value, list):
+        return tuple(value)
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _spellings(uri: str) -> tuple[str, str] | None:
+    """`uri` and the same URI with each list-valued parameter spelled the other way, or None if it has none.
+
+    Only those values are rewritten, as a user would type them (``("+","-")``); the rest stays as written.
+    """
+    parsed = parse_uri(uri)
+    if not any(isinstance(v, list | tuple) for v in parsed.params.values()):
+        return None
+    head, _, query = uri.partition("?")
+    fields = []
+    for field in query.split("&"):
+        key, _, text = field.partition("=")
+        value = parse_value(unquote(text))
+        if isinstance(value, list | tuple):
+            text = quote(format_value(_other_spelling(value)), safe="[](),:{}/\"+-.*!~@'")
+        fields.append(f"{key}={text}")
+    return uri, f"{head}?{'&'.join(fields)}"
+
+
+def list_values_survive(subject: Subject) -> Iterator[str]:
+    """An example's list-valued parameter, as a list or a tuple, loads one environment whose manifest survives JSON."""
+    pairs = [pair for pair in map(_spellings, _examples(subject)) if pair is not None]
+    if not pairs:
+        raise Skip(
+            "no example sets a list-valued parameter; where the format takes one, add an example with it "
+            '(written ["a","b"] or ("a","b"))'
+        )
+    for pair in pairs:
+        manifests = []
+        for uri in pair:
+            try:
+                with closing(load(uri, registry=subject.registry)) as env:
+                    manifest = env.manifest
+            except NenyaxError as exc:
+                yield f"{uri!r} failed to load: {exc}"
+                continue
+            if manifest.uri != uri:
+                yield f"{uri!r} has manifest uri {manifest.uri!r}."
+            if serde.loads(serde.dumps(manifest), Manifest) != manifest:
+                yield f"The manifest of {uri!r} does not survive a JSON round trip."
+            manifests.append(attrs.evolve(manifest, uri=pair[0]))
+        if len(manifests) == len(pair) and manifests[0] != manifests[1]:
+            yield f"{pair[0]!r} and {pair[1]!r} spell one list two ways but load different manifests."
 
 
 def bad_uri_is_clear(subject: Subject) -> Iterator[str]:
@@ -134,6 +191,11 @@ def listing_is_loadable(subject: Subject) -> Iterator[str]:
 ADAPTER_CHECKS: tuple[Check, ...] = (
     Check(id="adapter/examples-use-its-scheme", summary="examples are URIs of its scheme", run=examples_use_its_scheme),
     Check(id="adapter/examples-load", summary="examples load with valid manifests", run=examples_load),
+    Check(
+        id="adapter/list-values-survive",
+        summary="a list parameter loads the same as a list or a tuple",
+        run=list_values_survive,
+    ),
     Check(id="adapter/bad-uri-is-clear", summary="bad URIs raise one clear sentence", run=bad_uri_is_clear),
     Check(
         id="adapter/examples-reach-claimed-tier",
