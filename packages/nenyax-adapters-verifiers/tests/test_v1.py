@@ -137,7 +137,9 @@ def test_an_env_with_two_seats_is_refused_in_one_sentence():
     with pytest.raises(UsageError) as caught:
         load("verifiers:vf_seats_v1:DuoTaskset")
     said = str(caught.value)
-    assert "DuoEnv" in said and "solver, critic" in said and "one policy" in said
+    assert "DuoEnv" in said
+    assert "solver, critic" in said
+    assert "one policy" in said
     assert said.count(". ") == 0
 
 

@@ -65,7 +65,9 @@ class GuessTaskset(vf.Taskset[GuessTask, GuessConfig]):
     def load(self):
         return [
             GuessTask(
-                GuessData(prompt="I picked a number from 1 to 8. Guess it: reply with a number.", answer=s, id=f"guess-{i}"),
+                GuessData(
+                    prompt="I picked a number from 1 to 8. Guess it: reply with a number.", answer=s, id=f"guess-{i}"
+                ),
                 self.config.task,
             )
             for i, s in enumerate(SECRETS[: self.config.num_tasks])

@@ -47,7 +47,9 @@ class NoRewardTaskset(vf.Taskset[SilentTask, vf.TasksetConfig]):
     """Tasks nothing judges: no reward on the task, and the plain single-agent env records none."""
 
     def load(self):
-        return [SilentTask(PlainData(prompt=p, id=f"silent-{i}"), self.config.task) for i, p in enumerate(["Hi.", "Bye."])]
+        return [
+            SilentTask(PlainData(prompt=p, id=f"silent-{i}"), self.config.task) for i, p in enumerate(["Hi.", "Bye."])
+        ]
 
 
 class BoxedTaskset(vf.Taskset[BriefTask, vf.TasksetConfig]):

@@ -44,7 +44,7 @@ def _defined(module: types.ModuleType) -> list[type]:
 def _one(found: list[type], where: str, what: str) -> type | None:
     if len(found) > 1:
         names = ", ".join(cls.__name__ for cls in found)
-        msg = f"{where} offers {len(found)} verifiers Env classes ({names}) for {what}; verifiers plays one, so export one."
+        msg = f"{where} offers {len(found)} verifiers Env classes ({names}) for {what}; export the one that plays it."
         raise BadURIError(msg)
     return found[0] if found else None
 
