@@ -48,14 +48,21 @@ _PLAIN_RUBRICS = {
     for package in ("verifiers", "verifiers.legacy")
     for module, name in (("rubric", "Rubric"), ("rubric_group", "RubricGroup"))
 }
-"""Rubrics whose reward is exactly the weighted sum of their functions (subclasses may score otherwise)."""
+"""Rubrics whose reward is exactly the weighted sum of their functions."""
+_SCORING = ("score_rollout", "score_group")
+
+
+def _plain(rubric: Any) -> bool:
+    """The rubric scores as verifiers' own `Rubric` / `RubricGroup` does: it only adds functions (as
+    `MultiTurnMonitorRubric` adds its metrics), and overrides no scoring method."""
+    base = next((c for c in type(rubric).__mro__ if f"{c.__module__}.{c.__qualname__}" in _PLAIN_RUBRICS), None)
+    return base is not None and all(getattr(type(rubric), m, None) is getattr(base, m, None) for m in _SCORING)
 
 
 def rewardless(rubric: Any) -> bool:
-    """The rubric can only ever give 0: a plain `Rubric` (or group of them) with no function of nonzero weight
-    (metrics weigh 0). verifiers then reports a reward of 0.0, which is no verdict."""
-    parts = [rubric, *(getattr(rubric, "rubrics", None) or ())]
-    if any(f"{type(r).__module__}.{type(r).__qualname__}" not in _PLAIN_RUBRICS for r in parts):
+    """The rubric can only ever give 0: plain rubrics (`_plain`) with no function of nonzero weight (metrics
+    weigh 0). verifiers then reports a reward of 0.0, which is no verdict."""
+    if not all(_plain(r) for r in (rubric, *(getattr(rubric, "rubrics", None) or ()))):
         return False
     try:
         weights = list(rubric._get_reward_weights())

@@ -253,7 +253,7 @@ class V1VerifiersEnvironment(RolloutEnvironment):
         if not trace.rewards:
             # verifiers sums no rewards to 0.0; that is no verdict, and never passes as a score here.
             error = (
-                f"No reward judged the episode: {type(self._task(None)).__name__} has no @vf.reward and "
+                f"No reward judged the episode: {trace.task.type} has no @vf.reward and "
                 f"{self.env_class.__name__} recorded none, so there is no score (verifiers would report 0)."
             )
             return NativeResult(
