@@ -13,8 +13,6 @@ import re
 import verifiers.v1 as vf
 
 SECRETS = ["3", "7", "5", "2"]
-TURNS = 4
-"""Guesses a game allows."""
 
 
 class GuessData(vf.TaskData):
@@ -27,6 +25,8 @@ class GuessTask(vf.Task[GuessData]):
 
 class GuessConfig(vf.TasksetConfig):
     num_tasks: int = len(SECRETS)
+    turns: int = 4
+    """Guesses a game allows."""
 
 
 class GuessEnvConfig(vf.EnvConfig):
@@ -42,16 +42,17 @@ class GuessEnv(vf.Env[GuessEnvConfig]):
     async def run(self, task, agents):
         secret = task.data.answer
         won = 0.0
+        turns = self.taskset.config.turns
         async with agents.player.interaction(task) as interaction:
             segment = await interaction.turn()
-            for turn in range(TURNS):
+            for turn in range(turns):
                 if segment.terminated:
                     break
                 guess = _guess(segment.last_reply)
                 if guess == secret:
                     won = 1.0
                     break
-                if turn == TURNS - 1:
+                if turn == turns - 1:
                     break
                 if guess is None:
                     hint = "No number there: reply with a number."
