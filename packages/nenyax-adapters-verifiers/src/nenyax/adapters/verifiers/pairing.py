@@ -34,7 +34,8 @@ def _unique(found: list[type]) -> list[type]:
 
 def _exported(module: types.ModuleType) -> list[type]:
     names = getattr(module, "__all__", None) or ()
-    return _unique([obj for name in names if is_env_class(obj := getattr(module, name, None))])
+    found = (getattr(module, name, None) for name in names)
+    return _unique([obj for obj in found if isinstance(obj, type) and is_env_class(obj)])
 
 
 def _defined(module: types.ModuleType) -> list[type]:
