@@ -56,8 +56,8 @@ its bundled ``best_of_n`` env counts a task solved at (``--env.threshold``)."""
 
 def harness_env() -> dict[str, str]:
     """Variables for the harness process: with ``PYTHONDONTWRITEBYTECODE`` set (as many container images set
-    it), every episode's harness would compile its packages (openai...) from source again, which costs
-    about half of its start-up; it keeps their bytecode in Nenyax's cache instead, out of every source tree."""
+    it), every episode's harness would compile its packages (openai...) from source again (about 40% of its
+    start-up CPU); it keeps their bytecode in Nenyax's cache instead, out of every source tree."""
     if not os.environ.get("PYTHONDONTWRITEBYTECODE"):
         return {}
     return {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(cache_root() / "verifiers" / "pycache")}
