@@ -143,3 +143,13 @@ def test_try_with_the_embedded_model_shows_the_native_loop_s_calls_with_token_id
         assert "<tools>" not in (call["response"].get("content") or "")
     asked = [c for call in traj["model_calls"] for c in call["response"].get("tool_calls") or ()]
     assert len(traj["tool_calls"]) == len(asked)  # each call the model made, answered by the loop's tool
+
+
+def test_a_rubric_without_reward_functions_gives_no_score():
+    env = load("verifiers:vf_odd_legacy:no_reward")
+    traj = env.rollout("reference")
+    assert traj.status is Status.VERIFIER_ERROR
+    assert traj.judgment is None
+    assert "No reward judged the episode" in traj.error
+    report = check("verifiers:vf_odd_legacy:no_reward", samples=2)
+    assert report.tier.label == "connectable", [(r.id, r.outcome, r.evidence) for r in report.results]

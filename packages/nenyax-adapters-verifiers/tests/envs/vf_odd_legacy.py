@@ -35,3 +35,16 @@ READY = vf.SingleTurnEnv(
     rubric=vf.Rubric(funcs=[lambda completion, answer, **kw: float(answer in (completion[-1]["content"] or ""))]),
 )
 """A ready Environment instance (``verifiers:vf_odd_legacy:READY``)."""
+
+
+def format_only(completion, **kwargs):
+    """A metric: it is recorded, and weighs nothing in the reward."""
+    return 1.0
+
+
+def no_reward():
+    """A rubric with a metric only (weight 0): nothing judges the episode, so verifiers' 0.0 is no verdict."""
+    rubric = vf.Rubric()
+    rubric.add_metric(format_only)
+    dataset = Dataset.from_list([{"question": "Say hi.", "answer": "hi"}, {"question": "Say bye.", "answer": "bye"}])
+    return vf.SingleTurnEnv(eval_dataset=dataset, rubric=rubric)

@@ -37,3 +37,23 @@ class RaisingTaskset(vf.Taskset[RaisingTask, vf.TasksetConfig]):
 
     def load(self):
         return [RaisingTask(PlainData(prompt="Say hi.", id="boom"), self.config.task)]
+
+
+class SilentTask(vf.Task[PlainData]):
+    """No ``@vf.reward`` at all: verifiers sums nothing to 0.0, which is no verdict."""
+
+
+class NoRewardTaskset(vf.Taskset[SilentTask, vf.TasksetConfig]):
+    """Tasks nothing judges: no reward on the task, and the plain single-agent env records none."""
+
+    def load(self):
+        return [
+            SilentTask(PlainData(prompt=p, id=f"silent-{i}"), self.config.task) for i, p in enumerate(["Hi.", "Bye."])
+        ]
+
+
+class BoxedTaskset(vf.Taskset[BriefTask, vf.TasksetConfig]):
+    """Tasks that run in a container image, which the subprocess runtime cannot give."""
+
+    def load(self):
+        return [BriefTask(PlainData(prompt="Greet me.", id="boxed-0", image="python:3.11-slim"), self.config.task)]

@@ -43,6 +43,34 @@ rollout (as ``vf-eval`` counts it), so the episode is judged, not failed: a sile
 empty answer earns."""
 
 
+_PLAIN_RUBRICS = {
+    f"{package}.rubrics.{module}.{name}"
+    for package in ("verifiers", "verifiers.legacy")
+    for module, name in (("rubric", "Rubric"), ("rubric_group", "RubricGroup"))
+}
+"""Rubrics whose reward is exactly the weighted sum of their functions."""
+_SCORING = ("score_rollout", "score_group")
+
+
+def _plain(rubric: Any) -> bool:
+    """The rubric scores as verifiers' own `Rubric` / `RubricGroup` does: it only adds functions (as
+    `MultiTurnMonitorRubric` adds its metrics), and overrides no scoring method."""
+    base = next((c for c in type(rubric).__mro__ if f"{c.__module__}.{c.__qualname__}" in _PLAIN_RUBRICS), None)
+    return base is not None and all(getattr(type(rubric), m, None) is getattr(base, m, None) for m in _SCORING)
+
+
+def rewardless(rubric: Any) -> bool:
+    """The rubric can only ever give 0: plain rubrics (`_plain`) with no function of nonzero weight (metrics
+    weigh 0). verifiers then reports a reward of 0.0, which is no verdict."""
+    if not all(_plain(r) for r in (rubric, *(getattr(rubric, "rubrics", None) or ()))):
+        return False
+    try:
+        weights = list(rubric._get_reward_weights())
+    except Exception:  # noqa: BLE001 - a rubric that cannot list its weights is taken at its word
+        return False
+    return all(float(w) == 0.0 for w in weights)
+
+
 def _rows(env: Any) -> dict[str, list[dict[str, Any]]]:
     """The environment's formatted datasets (prompt and example_id columns added), eval split first."""
     splits: dict[str, list[dict[str, Any]]] = {}
@@ -78,6 +106,7 @@ class LegacyVerifiersEnvironment(RolloutEnvironment):
         self.spec = spec
         self.env = env
         self.splits = _rows(env)
+        self.rewardless = rewardless(env.rubric)
         if not self.splits:
             raise BadURIError(f"{spec.uri} has no tasks: its datasets are empty.")
         self.rows: dict[str, dict[str, Any]] = {
@@ -165,6 +194,12 @@ class LegacyVerifiersEnvironment(RolloutEnvironment):
             if _error_name(error) not in _UNUSABLE_REPLY:
                 why = f"The environment's rollout failed: {info['error']}"
                 return NativeResult(judgment=None, status=Status.ENV_ERROR, error=why, messages=transcript, info=info)
+        if self.rewardless:
+            why = (
+                f"No reward judged the episode: the rubric {type(self.env.rubric).__name__} has no reward function "
+                "with a weight, so there is no score (verifiers would report 0)."
+            )
+            return NativeResult(judgment=None, status=Status.VERIFIER_ERROR, error=why, messages=transcript, info=info)
         return NativeResult(judgment=self._judgment(output), messages=transcript, info=info)
 
     def _judgment(self, output: dict[str, Any]) -> Judgment:

@@ -20,6 +20,7 @@ import attrs
 
 from nenyax.adapters.verifiers.library import Library, need_legacy, need_v1
 from nenyax.adapters.verifiers.options import VerifiersSpec
+from nenyax.adapters.verifiers.pairing import paired_env
 from nenyax.core import BadURIError, UsageError
 from nenyax.core.errors import did_you_mean
 from nenyax.core.toolkit.failures import describe
@@ -63,25 +64,39 @@ def is_taskset(obj: Any) -> bool:
     return _derives(type(obj), _V1_TASKSET, "Taskset")
 
 
+def _bundled(spec: VerifiersSpec, library: Library) -> str:
+    """The module a plain id names: verifiers' own bundled taskset first (``verifiers:textarena`` is
+    `verifiers.v1.tasksets.textarena`, as verifiers' loader resolves it), else the module itself."""
+    if spec.attr is None and library.v1:
+        bundled = f"verifiers.v1.tasksets.{spec.module.lower()}"
+        try:
+            if importlib.util.find_spec(bundled) is not None:
+                return bundled
+        except Exception:  # noqa: BLE001 - no bundled taskset of that name (or none importable): the plain id
+            pass
+    return spec.module
+
+
 def _import(spec: VerifiersSpec, library: Library) -> types.ModuleType:
+    name = _bundled(spec, library)
     try:
-        found = importlib.util.find_spec(spec.module)
+        found = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         found = None
     if found is None:
         msg = (
-            f"No installed module {spec.module!r} provides a verifiers environment: install it (pip install, "
+            f"No installed module {name!r} provides a verifiers environment: install it (pip install, "
             "or `prime env install <owner>/<id>`), or name local code as 'verifiers:<module>:<attribute>'."
         )
         raise BadURIError(msg)
     try:
-        return importlib.import_module(spec.module)
+        return importlib.import_module(name)
     except AttributeError as exc:
         if "verifiers" in str(exc) and not library.legacy:
-            need_legacy(library, f"The module {spec.module!r}")
-        raise UsageError(f"Importing {spec.module!r} failed: {describe(exc)}.") from exc
+            need_legacy(library, f"The module {name!r}")
+        raise UsageError(f"Importing {name!r} failed: {describe(exc)}.") from exc
     except Exception as exc:
-        raise UsageError(f"Importing {spec.module!r} failed: {describe(exc)}.") from exc
+        raise UsageError(f"Importing {name!r} failed: {describe(exc)}.") from exc
 
 
 def _exported_taskset(module: types.ModuleType) -> type | None:
@@ -90,14 +105,19 @@ def _exported_taskset(module: types.ModuleType) -> type | None:
     return found[0] if len(found) == 1 else None
 
 
-def _synthetic_id(cls: type) -> str:
-    """A module id verifiers' loader finds `cls` under (its loader wants a module exporting one `Taskset`)."""
-    name = re.sub(r"\W", "_", f"{_SYNTHETIC}{cls.__module__}_{cls.__qualname__}").lower()
+def _synthetic_id(cls: type, spec: VerifiersSpec) -> str:
+    """A module id verifiers' loader finds `cls` under: it exports the `Taskset` subclass and, when the
+    taskset brings one, the `Env` subclass that plays it (what verifiers' loader pairs by id)."""
+    env = paired_env(cls, spec.module)
+    exported = [cls] if env is None else [cls, env]
+    key = "_".join(f"{c.__module__}_{c.__qualname__}" for c in exported)
+    name = re.sub(r"\W", "_", f"{_SYNTHETIC}{key}").lower()
     module = sys.modules.get(name)
-    if module is None or getattr(module, cls.__name__, None) is not cls:
+    if module is None or [getattr(module, c.__name__, None) for c in exported] != exported:
         module = types.ModuleType(name, f"{cls.__module__}:{cls.__qualname__}, as a verifiers taskset id.")
-        setattr(module, cls.__name__, cls)
-        module.__all__ = [cls.__name__]  # type: ignore[attr-defined]
+        for c in exported:
+            setattr(module, c.__name__, c)
+        module.__all__ = [c.__name__ for c in exported]  # type: ignore[attr-defined]
         sys.modules[name] = module
     return name
 
@@ -113,12 +133,12 @@ def _classify(obj: Any, spec: VerifiersSpec, library: Library, *, called: bool) 
     if is_taskset_class(obj) or is_taskset(obj):
         need_v1(library, repr(what))
     if is_taskset_class(obj):
-        return Resolved(api="v1", taskset_id=_synthetic_id(obj), config={} if called else dict(spec.args))
+        return Resolved(api="v1", taskset_id=_synthetic_id(obj, spec), config={} if called else dict(spec.args))
     if is_taskset(obj):
         if spec.args and not called:
             msg = f"{what} is a ready Taskset; arguments ({', '.join(sorted(spec.args))}) need its class or a factory."
             raise BadURIError(msg)
-        return Resolved(api="v1", taskset_id=_synthetic_id(type(obj)), taskset=obj)
+        return Resolved(api="v1", taskset_id=_synthetic_id(type(obj), spec), taskset=obj)
     if callable(obj) and not called and not isinstance(obj, type):
         try:
             made = obj(**spec.args)
@@ -158,8 +178,8 @@ def resolve(spec: VerifiersSpec, library: Library) -> Resolved:
         return resolved
     exported = _exported_taskset(module)
     if exported is not None:
-        need_v1(library, repr(spec.module))
-        return Resolved(api="v1", taskset_id=spec.module, config=dict(spec.args))
+        need_v1(library, repr(module.__name__))
+        return Resolved(api="v1", taskset_id=module.__name__, config=dict(spec.args))
     msg = (
         f"The module {spec.module!r} is no verifiers environment: it has no load_environment() and exports "
         "no single Taskset subclass in __all__."
