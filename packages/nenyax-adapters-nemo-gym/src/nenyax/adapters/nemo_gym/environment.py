@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from nenyax.adapters.nemo_gym import rows as rowlib
+from nenyax.adapters.nemo_gym.protocol import GYMNASIUM, SIMPLE
 from nenyax.adapters.nemo_gym.responses import function_call, function_call_output, message, response_object
 from nenyax.adapters.nemo_gym.wire import Client, Reply
 from nenyax.core import (
@@ -57,6 +58,8 @@ class Settings:
     """``fail``: a call the server rejects (4xx) is the policy's error; ``feedback``: its answer is
     returned to the policy as the tool's output, as NeMo Gym's own simple_agent does."""
     timeout: float
+    protocol: str = SIMPLE
+    """Which agent's protocol the server speaks: ``simple`` (simple_agent's) or ``gymnasium`` (gymnasium_agent's)."""
 
 
 class NemoGymEnvironment(StepEnvironment):
@@ -74,6 +77,11 @@ class NemoGymEnvironment(StepEnvironment):
         self._ids = [f"{settings.split}/{i}" for i in range(len(rows))]
         self._bridge = LoopThread("nenyax-nemo-gym")
         self._on_close = on_close
+        self._session_class: type[NemoGymSession] = NemoGymSession
+        if settings.protocol == GYMNASIUM:
+            from nenyax.adapters.nemo_gym.gymnasium import GymnasiumSession  # it builds on NemoGymSession, below
+
+            self._session_class = GymnasiumSession
 
     def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
         """Every row's task id, in file order."""
@@ -96,7 +104,7 @@ class NemoGymEnvironment(StepEnvironment):
     async def asession(self, task: str | None = None, seed: int | None = None) -> NemoGymSession:
         """Seed a server session for `task` (or the row `seed` picks); a lost server is `InfraFailure`."""
         index = self._index(task, seed)
-        session = NemoGymSession(self, index, seed)
+        session = self._session_class(self, index, seed)
         self.client.hold()
         try:
             await session.start()
