@@ -13,6 +13,7 @@ from nenyax.adapters.nemo_gym import launcher
 from nenyax.core import UsageError
 
 MISBEHAVING = Path(__file__).parent / "servers" / "misbehaving" / "app.py"
+NEITHER = Path(__file__).parent / "servers" / "neither" / "app.py"
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +57,14 @@ def misbehaving(nemo_python):
 def doomed(nemo_python):
     """A misbehaving server of its own, for a test that kills it."""
     yield from _serve(nemo_python, app=MISBEHAVING)
+
+
+@pytest.fixture(scope="session")
+def blackjack(nemo_python):
+    """nemo-gym's blackjack: a GymnasiumServer (/reset, /step), as gymnasium_agent plays it."""
+    yield from _serve(nemo_python, server="blackjack")
+
+
+@pytest.fixture(scope="session")
+def neither(nemo_python):
+    yield from _serve(nemo_python, app=NEITHER)

@@ -156,8 +156,11 @@ class NemoGymAdapter:
                 else "Responses API input items: the row's prompt, then the output of each tool call."
             ),
             action=(
-                ("One turn's reply as text, which the server's /step reads" if gymnasium else
-                 "The final answer as text, which the server's /verify parses")
+                (
+                    "One turn's reply as text, which the server's /step reads"
+                    if gymnasium
+                    else "The final answer as text, which the server's /verify parses"
+                )
                 + (
                     ", or a tool call {'name': ..., 'arguments': {...}} "
                     "(a chat model writes <tool_call>{json}</tool_call>)."

@@ -145,4 +145,3 @@ def _step_reward(data: dict[str, Any], where: str) -> float:
         msg = f"{where}/step returned the non-finite reward {reward!r}, which is never a score."
         raise VerifierFailure(msg)
     return float(reward)
-
