@@ -8,11 +8,15 @@ row plus that turn's Responses API object to ``/step``, which answers ``observat
 terminated, truncated, info``; ``info["tool_outputs"]`` become ``function_call_output`` items and
 the observation a user message. The episode ends when the server says terminated or truncated, or
 after the agent's ``max_steps`` turns (then truncated); its reward is the sum of the step rewards.
+Since nemo-gym 0.7, a reset whose info says ``supports_step_idempotency`` gets a fresh
+``_ng_step_request_id`` with each step, and one that says ``supports_explicit_close`` gets
+``POST /close`` when the episode closes, as gymnasium_agent 0.7 does.
 """
 
 from __future__ import annotations
 
 import math
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,6 +68,8 @@ class GymnasiumSession(NemoGymSession):
             msg = f"An action is the answer text or a tool call {shape}, not {type(action).__name__}."
             raise PolicyFailure(msg)
         body = {**self.row, "response": response_object([item], self.tools)}
+        if (self.reset_info or {}).get("supports_step_idempotency") is True:
+            body["_ng_step_request_id"] = uuid.uuid4().hex
         reply = await self.env.client.post("/step", body, self.cookies)
         self.cookies = reply.cookies
         if reply.status >= 400:
@@ -101,6 +107,19 @@ class GymnasiumSession(NemoGymSession):
             truncated=truncated or cut,
             info=step_info,
         )
+
+    async def aclose(self) -> None:
+        """``POST /close`` when the server asked for it at reset (nemo-gym 0.7), then let the pool go."""
+        if not self._closed and (self.reset_info or {}).get("supports_explicit_close") is True:
+            try:
+                reply = await self.env.client.post("/close", {}, self.cookies)
+            finally:
+                await super().aclose()
+            if reply.status >= 400:
+                msg = f"{self.where}/close failed with {reply.status}: {reply.detail()}."
+                raise EnvironmentFailure(msg)
+            return
+        await super().aclose()
 
     def judge(self, steps: Sequence[Step]) -> Judgment:
         """The sum of the server's step rewards (gymnasium_agent's reward); the last step's numbers as components."""
