@@ -42,7 +42,8 @@ class GymnasiumSession(NemoGymSession):
             raise EnvironmentFailure(msg)
         data = _object(reply, self.where, "/reset")
         self.cookies = reply.cookies
-        self.reset_info = data.get("info") if isinstance(data.get("info"), dict) else {}
+        reset_info = data.get("info")
+        self.reset_info = reset_info if isinstance(reset_info, dict) else {}
         observation = data.get("observation")
         if isinstance(observation, str) and observation:
             self._observation = [*self._observation, {"role": "user", "content": observation}]
@@ -77,7 +78,8 @@ class GymnasiumSession(NemoGymSession):
             raise EnvironmentFailure(msg)
         data = _object(reply, self.where, "/step")
         reward = _step_reward(data, self.where)
-        info = data.get("info") if isinstance(data.get("info"), dict) else {}
+        raw_info = data.get("info")
+        info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
         terminated, truncated = bool(data.get("terminated")), bool(data.get("truncated"))
         self._turns += 1
         self._total += reward
