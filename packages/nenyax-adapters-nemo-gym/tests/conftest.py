@@ -5,6 +5,7 @@ and sets NENYAX_NEMO_GYM_PYTHON to its python; without it (and without nemo-gym 
 that need a server skip, saying so.
 """
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,13 @@ def _serve(python, **how):
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def nemo_gym_version(nemo_python):
+    """The nemo-gym release the server interpreter has (0.4.0 in the default venv)."""
+    code = "import importlib.metadata as m; print(m.version('nemo-gym'))"
+    return subprocess.run([nemo_python, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
 
 
 @pytest.fixture(scope="session")

@@ -42,6 +42,8 @@ RESERVED = frozenset({"seed_session", "close_session", "verify", "aggregate_metr
 _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _ECHOED = ("responses_create_params", "response")
+_DIAGNOSTICS = ("mask_sample", "failure_kind", "failure_reason")
+"""nemo-gym 0.7's verify diagnostics: kept when set, dropped at their defaults (False, None), which say nothing."""
 _MISSING = object()
 
 
@@ -349,4 +351,16 @@ def _reward(reply: Reply, where: str, row: dict[str, Any]) -> tuple[float, dict[
     if not math.isfinite(reward):
         msg = f"{where}/verify returned the non-finite reward {reward!r}, which is never a score."
         raise VerifierFailure(msg)
-    return float(reward), {k: v for k, v in data.items() if k not in _ECHOED and row.get(k, _MISSING) != v}
+    if data.get("mask_sample") is True:  # nemo-gym 0.7: the environment failed, not the policy
+        kind, reason = data.get("failure_kind"), data.get("failure_reason")
+        why = ", ".join(f"{k} {v!r}" for k, v in (("failure_kind", kind), ("failure_reason", reason)) if v)
+        msg = (
+            f"{where}/verify masked the sample{f' ({why})' if why else ''}: "
+            f"its reward {reward!r} is not a measurement of the policy."
+        )
+        raise VerifierFailure(msg)
+    return float(reward), {
+        k: v
+        for k, v in data.items()
+        if k not in _ECHOED and row.get(k, _MISSING) != v and not (k in _DIAGNOSTICS and not v)
+    }
