@@ -37,8 +37,9 @@ from nenyax.core import (
 )
 from nenyax.core.toolkit.loops import LoopThread
 
-RESERVED = frozenset({"seed_session", "close_session", "verify", "aggregate_metrics", "mcp", "reset", "step", "close"})
-"""Routes of every resources server that are not tools (close_session since nemo-gym 0.7; the rest gymnasium's)."""
+RESERVED = frozenset({"seed_session", "close_session", "verify", "aggregate_metrics", "mcp"})
+"""Routes of every resources server that are not tools (close_session since nemo-gym 0.7, which reserves it too).
+A gymnasium server's tool calls travel inside ``/step``, so its routes are no tool names to refuse."""
 _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _ECHOED = ("responses_create_params", "response")
