@@ -10,6 +10,7 @@ from typing import Any
 from nenyax.adapters.nemo_gym import launcher, protocol, wire
 from nenyax.adapters.nemo_gym import rows as rowlib
 from nenyax.adapters.nemo_gym.environment import NemoGymEnvironment, Settings
+from nenyax.adapters.nemo_gym.gymnasium import GymnasiumSession
 from nenyax.adapters.nemo_gym.options import OPTIONS, TOOL_MAX_TURNS
 from nenyax.core import BadURIError, Capabilities, EnvURI, LoadContext, Manifest, Mode, Split
 from nenyax.core.toolkit.options import Read
@@ -189,4 +190,5 @@ class NemoGymAdapter:
                 max_turns=settings.max_turns,
             ),
         )
-        return NemoGymEnvironment(manifest, url, rows, settings, on_close=on_close)
+        session_class = GymnasiumSession if gymnasium else None
+        return NemoGymEnvironment(manifest, url, rows, settings, on_close=on_close, session_class=session_class)

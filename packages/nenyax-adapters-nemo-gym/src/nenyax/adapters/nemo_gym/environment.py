@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from nenyax.adapters.nemo_gym import rows as rowlib
-from nenyax.adapters.nemo_gym.protocol import GYMNASIUM, SIMPLE
+from nenyax.adapters.nemo_gym.protocol import SIMPLE
 from nenyax.adapters.nemo_gym.responses import function_call, function_call_output, message, response_object
 from nenyax.adapters.nemo_gym.wire import Client, Reply
 from nenyax.core import (
@@ -69,9 +69,16 @@ class NemoGymEnvironment(StepEnvironment):
     """Rows served by one resources server; task ids ``<split>/<row index>``."""
 
     def __init__(
-        self, manifest: Manifest, url: str, rows: list[dict[str, Any]], settings: Settings, on_close: Any = None
+        self,
+        manifest: Manifest,
+        url: str,
+        rows: list[dict[str, Any]],
+        settings: Settings,
+        on_close: Any = None,
+        session_class: type[NemoGymSession] | None = None,
     ) -> None:
-        """`on_close` releases what loading acquired (a server this process started)."""
+        """`on_close` releases what loading acquired (a server this process started); `session_class` plays
+        an episode (`NemoGymSession`, simple_agent's protocol, unless the adapter picked gymnasium's)."""
         super().__init__(manifest)
         self.url = url
         self.rows = rows
@@ -80,11 +87,7 @@ class NemoGymEnvironment(StepEnvironment):
         self._ids = [f"{settings.split}/{i}" for i in range(len(rows))]
         self._bridge = LoopThread("nenyax-nemo-gym")
         self._on_close = on_close
-        self._session_class: type[NemoGymSession] = NemoGymSession
-        if settings.protocol == GYMNASIUM:
-            from nenyax.adapters.nemo_gym.gymnasium import GymnasiumSession  # it builds on NemoGymSession, below
-
-            self._session_class = GymnasiumSession
+        self._session_class = session_class or NemoGymSession
 
     def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
         """Every row's task id, in file order."""
