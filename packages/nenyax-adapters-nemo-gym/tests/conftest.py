@@ -5,6 +5,7 @@ and sets NENYAX_NEMO_GYM_PYTHON to its python; without it (and without nemo-gym 
 that need a server skip, saying so.
 """
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from nenyax.adapters.nemo_gym import launcher
 from nenyax.core import UsageError
 
 MISBEHAVING = Path(__file__).parent / "servers" / "misbehaving" / "app.py"
+NEITHER = Path(__file__).parent / "servers" / "neither" / "app.py"
 
 
 @pytest.fixture(scope="session")
@@ -29,6 +31,13 @@ def _serve(python, **how):
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def nemo_gym_version(nemo_python):
+    """The nemo-gym release the server interpreter has (0.4.0 in the default venv)."""
+    code = "import importlib.metadata as m; print(m.version('nemo-gym'))"
+    return subprocess.run([nemo_python, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +65,14 @@ def misbehaving(nemo_python):
 def doomed(nemo_python):
     """A misbehaving server of its own, for a test that kills it."""
     yield from _serve(nemo_python, app=MISBEHAVING)
+
+
+@pytest.fixture(scope="session")
+def blackjack(nemo_python):
+    """nemo-gym's blackjack: a GymnasiumServer (/reset, /step), as gymnasium_agent plays it."""
+    yield from _serve(nemo_python, server="blackjack")
+
+
+@pytest.fixture(scope="session")
+def neither(nemo_python):
+    yield from _serve(nemo_python, app=NEITHER)

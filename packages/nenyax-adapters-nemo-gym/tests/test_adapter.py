@@ -2,7 +2,6 @@
 
 import asyncio
 import json
-import os
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -12,7 +11,7 @@ from nemo_gym_helpers import uri
 
 from nenyax.adapters.nemo_gym import launcher
 from nenyax.core import Status, Tier, check, load
-from nenyax_testsupport.tables import sync_marked_block, tier_summary
+from nenyax_testsupport.tables import sync_marked_block, tier_summary, updating
 
 
 def test_mcqa_by_url_serves_its_rows_and_verifies_the_gold_letter(mcqa):
@@ -60,12 +59,12 @@ def test_reasoning_gym_by_url_scores_the_answer_tag(reasoning_gym):
         env.close()
 
 
-def test_a_server_started_by_name_is_shared_and_stopped_with_its_last_environment(nemo_python):
+def test_a_server_started_by_name_is_shared_and_stopped_with_its_last_environment(nemo_python, nemo_gym_version):
     first = load("nemo_gym:mcqa")
     second = load("nemo_gym:mcqa")
     assert first.url == second.url
     assert first.digest == second.digest
-    assert first.manifest.format_version == "0.4.0"
+    assert first.manifest.format_version == nemo_gym_version
     assert first.manifest.extra["started"] is True
     assert "example_with_template_metadata" in first.manifest.extra["datasets"]
     first.close()
@@ -95,8 +94,20 @@ def test_the_readme_tier_table_is_measured(nemo_python):
         tasks = report.manifest.splits[0].count
         lines.append(f"| `{name}` | {tasks} | {report.tier.label} | {MEASURED[name]} |")
     table = "\n".join(lines) + f"\n\n{tier_summary(reports.values(), 'servers')}\n"
-    found = sync_marked_block(README, "tiers", table, update=bool(os.environ.get("NENYAX_UPDATE_TIERS")))
+    found = sync_marked_block(README, "tiers", table, update=updating())
     assert found == table, "The README's tier table is stale; regenerate it with NENYAX_UPDATE_TIERS=1."
+
+
+def test_the_tier_table_is_never_rewritten_on_ci(monkeypatch):
+    """The table test asks nenyax_testsupport whether to rewrite, which refuses on CI, not the variable itself."""
+    monkeypatch.setenv("NENYAX_UPDATE_TIERS", "1")
+    monkeypatch.setenv("CI", "1")
+    source = Path(__file__).read_text()
+    # Written in two halves, so that this test's own text is not what it finds.
+    assert "os.environ.get(" + '"NENYAX_UPDATE_TIERS")' not in source
+    assert '"tiers", table, update=' + "updating())" in source
+    with pytest.raises(RuntimeError, match="CI checks the tier tables"):
+        updating()
 
 
 def test_another_dataset_and_server_config_by_uri(nemo_python):
@@ -243,8 +254,9 @@ def test_rollouts_run_concurrently_against_one_server(mcqa):
         env.close()
 
 
-def test_launcher_reports_the_shipped_datasets(mcqa):
-    assert mcqa.version == "0.4.0"
+def test_launcher_reports_the_shipped_datasets(mcqa, nemo_gym_version):
+    assert mcqa.version == nemo_gym_version
+    assert nemo_gym_version.count(".") == 2
     assert mcqa.alive()
     assert mcqa.datasets["example"].endswith("resources_servers/mcqa/data/example.jsonl")
     assert launcher.SCRIPT.is_file()

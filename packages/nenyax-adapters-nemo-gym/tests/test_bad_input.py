@@ -83,6 +83,7 @@ def test_a_dropped_connection_during_verify_is_infra_error(doomed, tmp_path):
         ("no_reward", "without a numeric reward"),
         ("string_reward", "without a numeric reward (reward='1.0')"),
         ("crash", "failed with 500"),
+        ("masked", "masked the sample (failure_kind 'judge_unavailable', failure_reason '429')"),
     ],
 )
 def test_a_malformed_or_non_finite_verify_is_recorded_and_never_scored(misbehaving, tmp_path, how, says):

@@ -40,6 +40,8 @@ class MisbehavingResourcesServer(SimpleResourcesServer):
             return {"score": 1.0}
         if how == "string_reward":
             return {"reward": "1.0"}
+        if how == "masked":  # nemo-gym 0.7's mask_sample, which 0.4's BaseVerifyResponse does not have
+            return {"reward": 0.0, "mask_sample": True, "failure_kind": "judge_unavailable", "failure_reason": "429"}
         if how == "crash":
             raise RuntimeError("the verifier crashed")
         if how == "drop":

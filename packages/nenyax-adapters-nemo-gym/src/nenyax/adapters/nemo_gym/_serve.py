@@ -8,9 +8,10 @@ the standard library (so importing it anywhere is harmless).
     python _serve.py --app path/to/app.py --name my_server
 
 It prints one JSON line on stdout once the server accepts requests, ``{"url", "name", "version",
-"datasets": {name: absolute jsonl path}}``, or ``{"error": sentence, "known": [...]}`` when it
-cannot start, then sends everything else it prints to stderr. It exits when its stdin closes, so
-it never outlives the process that started it.
+"datasets": {name: absolute jsonl path}, "agents": {agent type: max_steps}, "routes": [POST paths]}``,
+or ``{"error": sentence, "known": [...], "agents": {...}}`` when it cannot start, then sends
+everything else it prints to stderr. It exits when its stdin closes, so it never outlives the
+process that started it.
 """
 
 from __future__ import annotations
@@ -99,6 +100,49 @@ def _datasets(app: Path, name: str, gym_root: Path) -> dict[str, str]:
     return found
 
 
+def _agents(app: Path, name: str) -> dict[str, int | None]:
+    """The agents (``responses_api_agents`` types) the server's configs play it with, and their ``max_steps``."""
+    import yaml
+
+    found: dict[str, int | None] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            agents = node.get("responses_api_agents")
+            if isinstance(agents, dict):
+                for agent, settings in agents.items():
+                    steps = settings.get("max_steps") if isinstance(settings, dict) else None
+                    found.setdefault(str(agent), steps if isinstance(steps, int) else None)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for path in _config_files(app, name):
+        try:
+            walk(yaml.safe_load(path.read_text()))
+        except (OSError, ValueError, yaml.YAMLError):  # unreadable, not UTF-8, not YAML: skip it
+            continue
+    return found
+
+
+def _missing_requirements(exc: BaseException, app: Path) -> str:
+    """A sentence naming the server's own requirements file, when it lacks a module that file would install."""
+    requirements = app.parent / "requirements.txt"
+    if not isinstance(exc, ModuleNotFoundError) or not requirements.is_file():
+        return ""
+    return (
+        f" It needs the module {exc.name!r}, which {sys.executable} lacks: install the server's own requirements, "
+        f"listed in {requirements} (pip install -r it, leaving out its line for nemo-gym itself)."
+    )
+
+
+def _post_routes(app: Any) -> list[str]:
+    """The POST paths the app serves: which agent protocol the server speaks."""
+    return sorted({route.path for route in app.routes if "POST" in (getattr(route, "methods", None) or ())})
+
+
 def _server_class(module: Any) -> type:
     from nemo_gym.base_resources_server import SimpleResourcesServer
 
@@ -179,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
         module_name, name, gym_root = None, args.name or app_path.parent.name, app_path.parent
 
     try:
+        agents = _agents(app_path, name)
+    except ImportError:  # no PyYAML: nemo-gym is not installed either, and the import below says so
+        agents = {}
+    try:
         import uvicorn
 
         import nemo_gym
@@ -191,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         port = sock.getsockname()[1]
         app = _build_app(_server_class(module), name, args.host, port, settings)
     except Exception as exc:  # noqa: BLE001 - the server's module runs here: any failure is the startup error
-        _say({"error": f"The resources server {name!r} failed to start: {type(exc).__name__}: {exc}"})
+        error = f"The resources server {name!r} failed to start: {type(exc).__name__}: {str(exc).rstrip('.')}."
+        _say({"error": error + _missing_requirements(exc, app_path), "agents": agents})
         return 1
 
     threading.Thread(target=_exit_when_parent_goes, daemon=True).start()
@@ -211,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
                     "name": name,
                     "version": getattr(nemo_gym, "__version__", "unknown"),
                     "datasets": _datasets(app_path, name, gym_root),
+                    "agents": agents,
+                    "routes": _post_routes(app),
                 }
             )
             # From here on the server's own prints go to stderr: nobody reads our stdout any more.

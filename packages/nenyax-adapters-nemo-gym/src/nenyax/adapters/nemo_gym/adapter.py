@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nenyax.adapters.nemo_gym import launcher, wire
+from nenyax.adapters.nemo_gym import launcher, protocol, wire
 from nenyax.adapters.nemo_gym import rows as rowlib
 from nenyax.adapters.nemo_gym.environment import NemoGymEnvironment, Settings
+from nenyax.adapters.nemo_gym.gymnasium import GymnasiumSession
 from nenyax.adapters.nemo_gym.options import OPTIONS, TOOL_MAX_TURNS
 from nenyax.core import BadURIError, Capabilities, EnvURI, LoadContext, Manifest, Mode, Split
 from nenyax.core.toolkit.options import Read
@@ -88,6 +89,8 @@ class NemoGymAdapter:
                 version=process.version,
                 extra=extra,
                 on_close=lambda: launcher.release(process),
+                routes=process.routes,
+                agents=process.agents,
             )
         except BaseException:
             launcher.release(process)
@@ -106,20 +109,31 @@ class NemoGymAdapter:
         extra: dict[str, Any] | None = None,
         on_close: Any = None,
         probe: bool = False,
+        routes: list[str] | None = None,
+        agents: dict[str, int | None] | None = None,
     ) -> NemoGymEnvironment:
         rows = rowlib.read_rows(rows_path)
         gold_field = rowlib.pick_gold_field(rows, read["gold_field"])
         tools = sorted({t["name"] for row in rows for t in rowlib.tool_specs(row)})
         tool_errors = read["tool_errors"]
+        if probe:  # after the URI's own mistakes, which are reported before any network trouble
+            routes = wire.probe(url)
+        kind = protocol.from_routes(url, routes)
+        if kind == protocol.GYMNASIUM:
+            default_turns = protocol.max_steps(agents or {}, kind) or protocol.GYMNASIUM_MAX_STEPS
+        else:
+            default_turns = TOOL_MAX_TURNS if tools else 1
         settings = Settings(
             rows_path=rows_path,
             split=split,
             gold_field=gold_field,
             reference=read["reference"],
-            max_turns=read["max_turns"] or (TOOL_MAX_TURNS if tools else 1),
+            max_turns=read["max_turns"] or default_turns,
             tool_errors=tool_errors,
             timeout=read["timeout"],
+            protocol=kind,
         )
+        gymnasium = kind == protocol.GYMNASIUM
         manifest = Manifest(
             uri=uri.raw,
             format="nemo_gym",
@@ -128,12 +142,26 @@ class NemoGymAdapter:
             name=name,
             description=(
                 f"{len(rows)} dataset rows of {rows_path.name} on the NeMo Gym resources server {name}: "
-                "each episode is /seed_session, tool calls, then /verify for the reward."
+                + (
+                    "each episode is /reset, then /step for each turn, as gymnasium_agent plays it; "
+                    "its reward is the sum of the step rewards."
+                    if gymnasium
+                    else "each episode is /seed_session, tool calls, then /verify for the reward."
+                )
             ),
             splits=(Split(name=split, count=len(rows)),),
-            observation="Responses API input items: the row's prompt, then the output of each tool call.",
+            observation=(
+                "Responses API input items: the row's prompt and the reset observation, then each step's "
+                "tool outputs and observation."
+                if gymnasium
+                else "Responses API input items: the row's prompt, then the output of each tool call."
+            ),
             action=(
-                "The final answer as text, which the server's /verify parses"
+                (
+                    "One turn's reply as text, which the server's /step reads"
+                    if gymnasium
+                    else "The final answer as text, which the server's /verify parses"
+                )
                 + (
                     ", or a tool call {'name': ..., 'arguments': {...}} "
                     "(a chat model writes <tool_call>{json}</tool_call>)."
@@ -150,6 +178,7 @@ class NemoGymAdapter:
                 "gold_field": gold_field,
                 "reference": settings.reference,
                 "tool_errors": tool_errors,
+                "protocol": kind,
                 "fields": sorted({k for row in rows for k in row}),
             },
             capabilities=Capabilities(
@@ -161,6 +190,5 @@ class NemoGymAdapter:
                 max_turns=settings.max_turns,
             ),
         )
-        if probe:  # last: a mistake in the URI is reported before any network trouble
-            wire.probe(url)
-        return NemoGymEnvironment(manifest, url, rows, settings, on_close=on_close)
+        session_class = GymnasiumSession if gymnasium else None
+        return NemoGymEnvironment(manifest, url, rows, settings, on_close=on_close, session_class=session_class)

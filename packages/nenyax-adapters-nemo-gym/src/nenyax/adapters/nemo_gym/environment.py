@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from nenyax.adapters.nemo_gym import rows as rowlib
+from nenyax.adapters.nemo_gym.protocol import SIMPLE
 from nenyax.adapters.nemo_gym.responses import function_call, function_call_output, message, response_object
 from nenyax.adapters.nemo_gym.wire import Client, Reply
 from nenyax.core import (
@@ -36,11 +37,14 @@ from nenyax.core import (
 )
 from nenyax.core.toolkit.loops import LoopThread
 
-RESERVED = frozenset({"seed_session", "verify", "aggregate_metrics", "mcp"})
-"""Routes of every resources server that are not tools."""
+RESERVED = frozenset({"seed_session", "close_session", "verify", "aggregate_metrics", "mcp"})
+"""Routes of every resources server that are not tools (close_session since nemo-gym 0.7, which reserves it too).
+A gymnasium server's tool calls travel inside ``/step``, so its routes are no tool names to refuse."""
 _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _ECHOED = ("responses_create_params", "response")
+_DIAGNOSTICS = ("mask_sample", "failure_kind", "failure_reason")
+"""nemo-gym 0.7's verify diagnostics: kept when set, dropped at their defaults (False, None), which say nothing."""
 _MISSING = object()
 
 
@@ -57,15 +61,24 @@ class Settings:
     """``fail``: a call the server rejects (4xx) is the policy's error; ``feedback``: its answer is
     returned to the policy as the tool's output, as NeMo Gym's own simple_agent does."""
     timeout: float
+    protocol: str = SIMPLE
+    """Which agent's protocol the server speaks: ``simple`` (simple_agent's) or ``gymnasium`` (gymnasium_agent's)."""
 
 
 class NemoGymEnvironment(StepEnvironment):
     """Rows served by one resources server; task ids ``<split>/<row index>``."""
 
     def __init__(
-        self, manifest: Manifest, url: str, rows: list[dict[str, Any]], settings: Settings, on_close: Any = None
+        self,
+        manifest: Manifest,
+        url: str,
+        rows: list[dict[str, Any]],
+        settings: Settings,
+        on_close: Any = None,
+        session_class: type[NemoGymSession] | None = None,
     ) -> None:
-        """`on_close` releases what loading acquired (a server this process started)."""
+        """`on_close` releases what loading acquired (a server this process started); `session_class` plays
+        an episode (`NemoGymSession`, simple_agent's protocol, unless the adapter picked gymnasium's)."""
         super().__init__(manifest)
         self.url = url
         self.rows = rows
@@ -74,6 +87,7 @@ class NemoGymEnvironment(StepEnvironment):
         self._ids = [f"{settings.split}/{i}" for i in range(len(rows))]
         self._bridge = LoopThread("nenyax-nemo-gym")
         self._on_close = on_close
+        self._session_class = session_class or NemoGymSession
 
     def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
         """Every row's task id, in file order."""
@@ -96,7 +110,7 @@ class NemoGymEnvironment(StepEnvironment):
     async def asession(self, task: str | None = None, seed: int | None = None) -> NemoGymSession:
         """Seed a server session for `task` (or the row `seed` picks); a lost server is `InfraFailure`."""
         index = self._index(task, seed)
-        session = NemoGymSession(self, index, seed)
+        session = self._session_class(self, index, seed)
         self.client.hold()
         try:
             await session.start()
@@ -341,4 +355,16 @@ def _reward(reply: Reply, where: str, row: dict[str, Any]) -> tuple[float, dict[
     if not math.isfinite(reward):
         msg = f"{where}/verify returned the non-finite reward {reward!r}, which is never a score."
         raise VerifierFailure(msg)
-    return float(reward), {k: v for k, v in data.items() if k not in _ECHOED and row.get(k, _MISSING) != v}
+    if data.get("mask_sample") is True:  # nemo-gym 0.7: the environment failed, not the policy
+        kind, reason = data.get("failure_kind"), data.get("failure_reason")
+        why = ", ".join(f"{k} {v!r}" for k, v in (("failure_kind", kind), ("failure_reason", reason)) if v)
+        msg = (
+            f"{where}/verify masked the sample{f' ({why})' if why else ''}: "
+            f"its reward {reward!r} is not a measurement of the policy."
+        )
+        raise VerifierFailure(msg)
+    return float(reward), {
+        k: v
+        for k, v in data.items()
+        if k not in _ECHOED and row.get(k, _MISSING) != v and not (k in _DIAGNOSTICS and not v)
+    }

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from nenyax.adapters.nemo_gym import protocol
 from nenyax.core import BadURIError, EnvironmentFailure, UsageError
 from nenyax.core.toolkit.suggest import did_you_mean
 
@@ -65,6 +66,10 @@ class ServerProcess:
     process: subprocess.Popen[bytes]
     workdir: Path
     """Its TMPDIR and log (nemo-gym's imports leave empty wandb dirs in TMPDIR)."""
+    agents: dict[str, int | None] = attrs.field(factory=dict)
+    """The agents its configs play it with (nemo-gym's ``responses_api_agents``) and their ``max_steps``."""
+    routes: list[str] | None = None
+    """The POST routes it serves (None: not reported)."""
 
     @property
     def log(self) -> Path:
@@ -139,19 +144,29 @@ def start_server(
         dead.stop()
         if isinstance(payload, dict) and "known" in payload:
             raise BadURIError(payload["error"] + did_you_mean(server or "", payload["known"]))
+        if isinstance(payload, dict):  # an agent Nenyax does not speak says more than the import that failed
+            protocol.check_agents(label, payload.get("agents") or {})
         if isinstance(payload, dict) and "error" in payload:
             raise EnvironmentFailure(payload["error"] + (f" Its log ends: {log_line}" if log_line else ""))
         why = f"its log ends: {log_line}" if log_line else "it printed nothing"
         msg = f"The NeMo Gym server {label!r} did not start within {timeout:g} s ({why})."
         raise EnvironmentFailure(msg)
-    return ServerProcess(
+    started = ServerProcess(
         url=payload["url"],
         name=payload.get("name", label),
         version=str(payload.get("version", "unknown")),
         datasets=dict(payload.get("datasets", {})),
         process=process,
         workdir=workdir,
+        agents=dict(payload.get("agents") or {}),
+        routes=payload.get("routes"),
     )
+    try:
+        protocol.check_agents(started.name, started.agents)
+    except BaseException:
+        started.stop()
+        raise
+    return started
 
 
 # ---------------------------------------------------------------- shared servers

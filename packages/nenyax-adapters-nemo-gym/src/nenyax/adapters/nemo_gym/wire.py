@@ -50,8 +50,9 @@ class Reply:
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def probe(url: str, timeout: float = 10.0) -> None:
-    """Check the liveness route ``GET /`` synchronously (load may run inside a loop); raise `InfraFailure`."""
+def probe(url: str, timeout: float = 10.0) -> list[str] | None:
+    """Check the liveness route ``GET /`` synchronously (load may run inside a loop), then return the POST
+    routes FastAPI's ``/openapi.json`` lists (None when it lists none); a server that is down is `InfraFailure`."""
     try:
         with urllib.request.urlopen(url + "/", timeout=timeout) as response:
             response.read()
@@ -62,6 +63,20 @@ def probe(url: str, timeout: float = 10.0) -> None:
         reason = getattr(exc, "reason", exc)
         msg = f"No NeMo Gym resources server answers at {url} ({reason}); start it, or check the URL."
         raise InfraFailure(msg) from exc
+    return _post_routes(url, timeout)
+
+
+def _post_routes(url: str, timeout: float) -> list[str] | None:
+    """The POST paths in the server's OpenAPI schema; None when it publishes none (then nothing is assumed)."""
+    try:
+        with urllib.request.urlopen(url + "/openapi.json", timeout=timeout) as response:
+            schema = json.loads(response.read())
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    paths = schema.get("paths") if isinstance(schema, dict) else None
+    if not isinstance(paths, dict):
+        return None
+    return sorted(path for path, item in paths.items() if isinstance(item, dict) and "post" in item)
 
 
 class Client:
