@@ -83,6 +83,7 @@ MEASURED = {
 }
 
 
+@pytest.mark.timeout(900)  # measures the whole table: a dozen servers started, each checked
 def test_the_readme_tier_table_is_measured(nemo_python):
     reports = {name: check(name) for name in MEASURED}
     assert reports["nemo_gym:mcqa"].tier is Tier.AUDITED, [(r.id, r.evidence) for r in reports["nemo_gym:mcqa"].failed]
