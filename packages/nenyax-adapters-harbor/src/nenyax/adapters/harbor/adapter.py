@@ -32,6 +32,21 @@ def _description(task: Path) -> str:
     return str(meta.get("description") or meta.get("name") or "a harbor task")
 
 
+def _require_harbor() -> None:
+    """Import what every episode needs of harbor now, so that harbor absent, or installed but broken (a
+    dependency another package pinned too old), is one sentence at load rather than each episode's error."""
+    from nenyax.adapters.harbor._missing import absent_or_raise, not_installed
+
+    try:
+        import harbor  # noqa: F401
+    except ImportError as exc:
+        absent_or_raise(exc, "harbor")
+        raise UsageError(not_installed()) from exc
+    # Their stand-ins exist for harbor absent only: a broken import raises its own sentence here.
+    import nenyax.adapters.harbor.agent
+    import nenyax.adapters.harbor.backend  # noqa: F401
+
+
 class HarborAdapter:
     """The ``harbor`` adapter: harbor tasks run by harbor's own trials and agents in a Nenyax sandbox."""
 
@@ -43,10 +58,7 @@ class HarborAdapter:
 
     def load(self, uri: EnvURI, context: LoadContext | None = None) -> Any:
         """Validate the task folder(s) and the sandbox choice; nothing runs until an episode does."""
-        try:
-            import harbor  # noqa: F401 - only to say how to install it
-        except ImportError as exc:
-            raise UsageError("Loading harbor tasks needs harbor (Python >= 3.12): pip install harbor.") from exc
+        _require_harbor()
         from nenyax.adapters.harbor.environment import HarborEnvironment
         from nenyax.adapters.harbor.options import parse_spec
         from nenyax.adapters.harbor.tasks import find_tasks

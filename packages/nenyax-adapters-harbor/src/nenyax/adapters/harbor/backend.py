@@ -22,7 +22,10 @@ from typing import Any
 try:
     from harbor.environments.base import BaseEnvironment, ExecResult
     from harbor.environments.capabilities import EnvironmentCapabilities
-except ImportError:  # Python 3.11, where harbor does not install: the module imports, the adapter refuses to load
+except ImportError as exc:  # harbor absent (Python 3.11): the module imports, the adapter refuses to load
+    from nenyax.adapters.harbor._missing import absent_or_raise
+
+    absent_or_raise(exc, "harbor's environment base classes (harbor.environments)")
     from nenyax.adapters.harbor._missing import BaseEnvironment, EnvironmentCapabilities, ExecResult
 
 from nenyax.core import Sandbox, SandboxHandle, SandboxSpec, create_sandbox
