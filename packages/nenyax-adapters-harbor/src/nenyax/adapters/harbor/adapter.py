@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,9 @@ def _require_harbor() -> None:
     dependency another package pinned too old), is one sentence at load rather than each episode's error."""
     from nenyax.adapters.harbor._missing import absent_or_raise, not_installed
 
+    # litellm (terminus-2's client) otherwise fetches its model price list from GitHub when imported: three
+    # retries against a network a sandboxed run may not have, before it falls back to its own copy.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         import harbor  # noqa: F401
     except ImportError as exc:
