@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from support import uri
 
-from nenyax.core import Status, load
+from nenyax.core import Status, UsageError, load
 
 PASSING_TEST = """#!/bin/bash
 if [ "$(cat /app/hello.txt 2>/dev/null)" = "Hello, world!" ]; then echo 1 > /logs/verifier/reward.txt
@@ -76,15 +76,25 @@ def test_harbor_init_s_separate_verifier_gets_its_tests_and_grades(tmp_path):
 
 
 def test_harbor_init_s_scaffold_as_written_is_refused_in_one_sentence_never_scored(tmp_path):
-    # Its tests/Dockerfile copies uv from another image and pip-installs pytest: nothing bwrap can set up.
+    # Its tests/Dockerfile copies uv from another image and pip-installs pytest: nothing bwrap can set up,
+    # which is known before anything runs, so load says so (the first line `check` and `try` print).
     task = _harbor_init(tmp_path)
-    (task / "solution" / "solve.sh").write_text("#!/bin/bash\ntrue\n")
-    traj = load(uri(task)).rollout("reference")
-    assert traj.status is Status.INFRA_ERROR
-    assert traj.judgment is None
-    assert "tests/Dockerfile cannot be set up in the bwrap sandbox" in traj.error
-    assert "copies from another image (--from=ghcr.io/astral-sh/uv" in traj.error
-    assert "No reward file" not in traj.error
+    with pytest.raises(UsageError) as raised:
+        load(uri(task))
+    text = str(raised.value)
+    assert text.startswith("The task's tests/Dockerfile cannot be set up in the bwrap sandbox")
+    assert "copies from another image (--from=ghcr.io/astral-sh/uv" in text
+    assert "\n" not in text
+
+
+def test_check_and_try_say_it_in_their_first_line(tmp_path):
+    task = _harbor_init(tmp_path)
+    nenyax = Path(sys.executable).with_name("nenyax")
+    for command in (["check", uri(task)], ["try", uri(task), "--policy", "reference"]):
+        done = subprocess.run([str(nenyax), *command], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        first = (done.stdout + done.stderr).strip().splitlines()[0]
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "tests/Dockerfile cannot be set up in the bwrap sandbox" in first
 
 
 def _set_up_by_dockerfile(copy_task, dockerfile: str):
@@ -115,18 +125,25 @@ def test_a_dockerfile_s_copy_run_and_env_are_set_up_before_the_agent(copy_task):
     assert "replayed" in traj.info["sandbox"]["note"]
 
 
+def test_a_run_that_fails_is_an_infra_error_saying_which_line(copy_task):
+    task = _set_up_by_dockerfile(copy_task, SETS_UP + "RUN apt-get install -y --no-download jq-not-here\n")
+    traj = load(uri(task)).rollout("reference")
+    assert traj.status is Status.INFRA_ERROR
+    assert traj.judgment is None
+    assert "environment/Dockerfile cannot be set up in the bwrap sandbox" in traj.error
+    assert "its RUN at line 7 failed (exit" in traj.error
+
+
 @pytest.mark.parametrize(
     ("line", "said"),
     [
-        ("RUN apt-get install -y --no-download jq-not-here", "its RUN at line 7 failed (exit"),
         ("ADD https://example.com/x.tar.gz /opt/", "ADDs a URL or an archive"),
         ("COPY missing/ /opt/", "copies missing/, which the build context"),
         ("FROM debian:bookworm-slim AS second", "starts a second build stage"),
     ],
 )
-def test_a_dockerfile_that_cannot_be_set_up_is_an_infra_error_saying_why(copy_task, line, said):
-    traj = load(uri(_set_up_by_dockerfile(copy_task, SETS_UP + line + "\n"))).rollout("reference")
-    assert traj.status is Status.INFRA_ERROR
-    assert traj.judgment is None
-    assert said in traj.error
-    assert "environment/Dockerfile cannot be set up in the bwrap sandbox" in traj.error
+def test_a_dockerfile_that_cannot_be_replayed_is_refused_at_load(copy_task, line, said):
+    with pytest.raises(UsageError) as raised:
+        load(uri(_set_up_by_dockerfile(copy_task, SETS_UP + line + "\n")))
+    assert said in str(raised.value)
+    assert "environment/Dockerfile cannot be set up in the bwrap sandbox" in str(raised.value)

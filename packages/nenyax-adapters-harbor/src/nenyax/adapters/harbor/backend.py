@@ -60,6 +60,23 @@ def dockerfile_workdir(environment_dir: Path) -> str | None:
     return absolute[-1] if absolute else None
 
 
+def cannot_set_up(directory: Path, sandbox: str, why: str) -> str:
+    """The sentence for a Dockerfile in `directory` that `sandbox` (which builds no images) cannot set up."""
+    return (
+        f"The task's {directory.name}/Dockerfile cannot be set up in the {sandbox} sandbox, which builds no "
+        f"images: {why}; run it in a sandbox that builds images (?sandbox=docker)."
+    )
+
+
+def replay_problem(directory: Path, sandbox: str) -> str | None:
+    """Why the Dockerfile in `directory` cannot be replayed (known before anything runs), else None."""
+    dockerfile = directory / "Dockerfile"
+    if not dockerfile.is_file():
+        return None
+    problem = plan(directory, dockerfile).problem
+    return cannot_set_up(directory, sandbox, problem) if problem else None
+
+
 class NenyaxSandboxEnvironment(BaseEnvironment):
     """Harbor's `BaseEnvironment` on a Nenyax sandbox (see the module docstring).
 
@@ -141,10 +158,7 @@ class NenyaxSandboxEnvironment(BaseEnvironment):
         return SandboxSpec(image=backend.default_image, **common)
 
     def _cannot(self, why: str) -> InfraFailure:
-        return InfraFailure(
-            f"The task's {self.environment_dir.name}/Dockerfile cannot be set up in the {self._sandbox_name} "
-            f"sandbox, which builds no images: {why}; run it in a sandbox that builds images (?sandbox=docker)."
-        )
+        return InfraFailure(cannot_set_up(self.environment_dir, self._sandbox_name, why))
 
     def _replayed_spec(self, backend: Sandbox, dockerfile: Path, common: dict[str, Any]) -> SandboxSpec:
         """The default image, to be set up once started as `dockerfile` sets its image up, or why it cannot be."""
