@@ -171,7 +171,7 @@ class NenyaxSandboxEnvironment(BaseEnvironment):
         self._facts["note"] = (
             f"The {self._sandbox_name} sandbox builds no images: the set-up of the task's "
             f"{self.environment_dir.name}/Dockerfile (COPY, RUN, ENV, WORKDIR) was replayed in "
-            f"{backend.default_image!r}, not in its FROM image {replay.base!r}.{notes}"
+            f"{backend.default_image!r}; its FROM image {replay.base!r} was not used.{notes}"
         )
         env = {**replay.env, **common["env"]}
         return SandboxSpec(image=backend.default_image, **{**common, "workdir": self._workdir(), "env": env})
