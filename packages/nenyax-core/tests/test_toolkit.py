@@ -241,6 +241,9 @@ def test_only_a_package_not_installed_counts_as_absent(tmp_path, monkeypatch):
     assert not imports.absent(_import_error(tmp_path, monkeypatch, "nxprobe_two", missing_dependency), "nxprobe_two")
     layout = {"nxprobe_three/__init__.py": ""}
     assert not imports.absent(_import_error(tmp_path, monkeypatch, "nxprobe_three.moved", layout), "nxprobe_three")
+    # A dotted name: a missing package above it is absence; a broken one is not.
+    assert imports.module_absent(gone, "nxprobe_gone.agents.terminus")
+    assert not imports.module_absent(broken, "nxprobe_pkg.tasks")
 
 
 def test_a_broken_import_is_one_sentence_naming_the_import_and_why(tmp_path, monkeypatch):

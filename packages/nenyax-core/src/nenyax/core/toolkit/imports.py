@@ -24,3 +24,10 @@ def broken_import(module: str, exc: ImportError, hint: str = "") -> UsageError:
     why = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
     tail = f"; {hint.rstrip('.')}" if hint else ""
     return UsageError(f"Importing {module} failed although it is installed ({type(exc).__name__}: {why}){tail}.")
+
+
+def module_absent(exc: ImportError, module: str) -> bool:
+    """True when `exc` (from importing or finding dotted `module`) says `module` or a package above it is not
+    installed, rather than that one of them is installed and broken."""
+    parts = module.split(".")
+    return absent(exc, *(".".join(parts[: i + 1]) for i in range(len(parts))))
