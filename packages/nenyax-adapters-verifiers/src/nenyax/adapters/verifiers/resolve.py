@@ -23,6 +23,7 @@ from nenyax.adapters.verifiers.options import VerifiersSpec
 from nenyax.core import BadURIError, UsageError
 from nenyax.core.errors import did_you_mean
 from nenyax.core.toolkit.failures import describe
+from nenyax.core.toolkit.imports import broken_import, module_absent
 
 _LEGACY_ENV = {"verifiers.legacy.envs.environment", "verifiers.envs.environment"}
 _V1_TASKSET = {"verifiers.v1.taskset"}
@@ -66,7 +67,11 @@ def is_taskset(obj: Any) -> bool:
 def _import(spec: VerifiersSpec, library: Library) -> types.ModuleType:
     try:
         found = importlib.util.find_spec(spec.module)
-    except (ImportError, ValueError):
+    except ValueError:
+        found = None
+    except ImportError as exc:  # finding a.b imports a: absent, or installed and broken (then say why)
+        if not module_absent(exc, spec.module or ""):
+            raise broken_import(repr(spec.module), exc) from exc
         found = None
     if found is None:
         msg = (
