@@ -107,7 +107,8 @@ def _pairs(args: str) -> dict[str, str]:
     words = shlex.split(args)
     if words and "=" not in words[0]:
         return {words[0]: " ".join(words[1:])} if len(words) > 1 else {words[0]: ""}
-    return dict(word.split("=", 1) if "=" in word else (word, "") for word in words)
+    pairs = (word.partition("=") for word in words)
+    return {key: value for key, _, value in pairs}
 
 
 def _absolute(path: str, workdir: str | None) -> str:
