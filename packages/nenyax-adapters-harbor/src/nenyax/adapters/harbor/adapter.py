@@ -34,8 +34,8 @@ def _description(task: Path) -> str:
 
 
 def _require_harbor() -> None:
-    """Import what every episode needs of harbor now, so that harbor absent, or installed but broken (a
-    dependency another package pinned too old), is one sentence at load rather than each episode's error."""
+    """Import what every episode needs of harbor now, so that harbor absent, or installed but broken, is one
+    sentence at load rather than each episode's error."""
     from nenyax.adapters.harbor._missing import absent_or_raise, not_installed
 
     # litellm (terminus-2's client) otherwise fetches its model price list from GitHub when imported: three
@@ -46,8 +46,8 @@ def _require_harbor() -> None:
     except ImportError as exc:
         absent_or_raise(exc, "harbor")
         raise UsageError(not_installed()) from exc
-    # Their stand-ins exist for harbor absent only: a broken import raises its own sentence here.
-    import nenyax.adapters.harbor.agent
+    # Its stand-ins exist for harbor absent only: a broken import raises its own sentence here. (terminus-2,
+    # whose litellm takes some 15 s to import, is imported by the first model episode, with the same rule.)
     import nenyax.adapters.harbor.backend  # noqa: F401
 
 

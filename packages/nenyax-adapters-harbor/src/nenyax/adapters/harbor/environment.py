@@ -173,6 +173,10 @@ class HarborEnvironment(TaskEnvironment):
         timeout = {"override_timeout_sec": self.spec.agent_timeout} if self.spec.agent_timeout else {}
         if episode.agent != "model":
             return AgentConfig(name=AGENTS[episode.agent], **timeout)
+        # Here rather than in harbor's agent factory: terminus-2 installed but broken (a dependency another
+        # package pinned too old) is then this sentence, not an error deep in harbor's trial.
+        import nenyax.adapters.harbor.agent  # noqa: F401
+
         kwargs: dict[str, Any] = {
             "api_base": episode.base_url,
             "llm_kwargs": {"api_key": episode.api_key},
