@@ -44,6 +44,7 @@ def test_the_trajectory_says_the_dockerfile_was_not_built():
     sandbox = traj.info["sandbox"]
     assert sandbox["sandbox"] == "bwrap"
     assert sandbox["dockerfile_built"] is False
+    assert sandbox["dockerfile_replayed"] is True  # its set-up (here: WORKDIR) was replayed instead
     assert sandbox["workdir"] == "/app"  # the Dockerfile's WORKDIR
     assert "not used" in sandbox["note"]
     assert sandbox["image_digest"].startswith("sha256:")

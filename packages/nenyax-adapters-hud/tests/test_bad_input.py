@@ -87,3 +87,20 @@ def test_missing_hud_says_how_to_install():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert "pip install 'hud>=0.6.21,<0.7'" in done.stdout
     assert done.stdout.count("\n") == 1
+
+
+def test_a_package_installed_but_broken_is_not_called_missing(tmp_path, monkeypatch):
+    # Finding `broken_pkg.tasks` imports `broken_pkg`, whose own import fails: that is the sentence, not
+    # "no module is importable, install it".
+    package = tmp_path / "nx_broken_hud_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from json import no_such_name\n")
+    (package / "tasks.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UsageError) as raised:
+        load("hud:nx_broken_hud_pkg.tasks")
+    text = str(raised.value)
+    assert "Importing 'nx_broken_hud_pkg.tasks' failed although it is installed" in text
+    assert "no_such_name" in text
+    assert "install it" not in text
+    _one_sentence(raised.value)

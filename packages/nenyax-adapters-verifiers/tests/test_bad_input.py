@@ -75,3 +75,20 @@ def test_a_v1_taskset_under_verifiers_0_3_says_to_upgrade():
     with pytest.raises(UsageError) as raised:
         load("verifiers:vf-gsm8k-v1")
     assert "verifiers>=0.4" in str(raised.value)
+
+
+def test_a_package_installed_but_broken_is_not_called_missing(tmp_path, monkeypatch):
+    # Finding `broken_pkg.env` imports `broken_pkg`, whose own import fails: that is the sentence, not
+    # "no installed module provides an environment: install it".
+    package = tmp_path / "nx_broken_vf_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from json import no_such_name\n")
+    (package / "env.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UsageError) as raised:
+        load("verifiers:nx_broken_vf_pkg.env")
+    text = str(raised.value)
+    assert "Importing 'nx_broken_vf_pkg.env' failed although it is installed" in text
+    assert "no_such_name" in text
+    assert "install it" not in text
+    _one_sentence(raised.value)

@@ -15,7 +15,7 @@ import pytest
 
 from nenyax.core.contract.uri import parse_uri
 from nenyax.core.errors import BadURIError, PolicyFailure, UsageError
-from nenyax.core.toolkit import codec, options, sandbox, suggest
+from nenyax.core.toolkit import codec, imports, options, sandbox, suggest
 from nenyax.core.toolkit.loops import LoopThread, run_sync
 
 
@@ -213,3 +213,46 @@ def test_a_factory_s_settings_are_checked_with_the_same_table():
     assert not isinstance(caught.value, BadURIError)
     with pytest.raises(UsageError, match=r"The tinker learner has no option 'rnak'\. Did you mean 'rank'"):
         table.check(rnak=8)
+
+
+def _import_error(tmp_path, monkeypatch, module: str, files: dict[str, str]) -> ImportError:
+    """The real ImportError of importing `module` from packages written under tmp_path."""
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m.split(".")[0].startswith("nxprobe")]:
+        monkeypatch.delitem(sys.modules, name)
+    with pytest.raises(ImportError) as raised:
+        __import__(module)
+    return raised.value
+
+
+def test_only_a_package_not_installed_counts_as_absent(tmp_path, monkeypatch):
+    gone = _import_error(tmp_path, monkeypatch, "nxprobe_gone.agents", {})
+    assert imports.absent(gone, "nxprobe_gone")
+    # Installed, but a dependency is too old (a name it needs is not there): broken, not absent.
+    old_dependency = {"nxprobe_dep/__init__.py": "", "nxprobe_pkg/__init__.py": "from nxprobe_dep import NEEDED\n"}
+    broken = _import_error(tmp_path, monkeypatch, "nxprobe_pkg", old_dependency)
+    assert not imports.absent(broken, "nxprobe_pkg")
+    # Installed, but a dependency is missing, or a module of another version's layout: not absent either.
+    missing_dependency = {"nxprobe_two/__init__.py": "import nxprobe_nowhere\n"}
+    assert not imports.absent(_import_error(tmp_path, monkeypatch, "nxprobe_two", missing_dependency), "nxprobe_two")
+    layout = {"nxprobe_three/__init__.py": ""}
+    assert not imports.absent(_import_error(tmp_path, monkeypatch, "nxprobe_three.moved", layout), "nxprobe_three")
+    # A dotted name: a missing package above it is absence; a broken one is not.
+    assert imports.module_absent(gone, "nxprobe_gone.agents.terminus")
+    assert not imports.module_absent(broken, "nxprobe_pkg.tasks")
+
+
+def test_a_broken_import_is_one_sentence_naming_the_import_and_why(tmp_path, monkeypatch):
+    files = {"nxprobe_dep/__init__.py": "", "nxprobe_pkg/__init__.py": "from nxprobe_dep import NEEDED\n"}
+    error = imports.broken_import("nxprobe_pkg", _import_error(tmp_path, monkeypatch, "nxprobe_pkg", files), "pin it")
+    text = str(error)
+    assert isinstance(error, UsageError)
+    assert text.startswith("Importing nxprobe_pkg failed although it is installed (ImportError: ")
+    assert "NEEDED" in text
+    assert "nxprobe_dep" in text
+    assert text.endswith("; pin it.")
+    assert "\n" not in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,24 @@ def _description(task: Path) -> str:
     return str(meta.get("description") or meta.get("name") or "a harbor task")
 
 
+def _require_harbor() -> None:
+    """Import what every episode needs of harbor now, so that harbor absent, or installed but broken, is one
+    sentence at load rather than each episode's error."""
+    from nenyax.adapters.harbor._missing import absent_or_raise, not_installed
+
+    # litellm (terminus-2's client) otherwise fetches its model price list from GitHub when imported: three
+    # retries against a network a sandboxed run may not have, before it falls back to its own copy.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        import harbor  # noqa: F401
+    except ImportError as exc:
+        absent_or_raise(exc, "harbor")
+        raise UsageError(not_installed()) from exc
+    # Its stand-ins exist for harbor absent only: a broken import raises its own sentence here. (terminus-2,
+    # whose litellm takes some 15 s to import, is imported by the first model episode, with the same rule.)
+    import nenyax.adapters.harbor.backend  # noqa: F401
+
+
 class HarborAdapter:
     """The ``harbor`` adapter: harbor tasks run by harbor's own trials and agents in a Nenyax sandbox."""
 
@@ -43,10 +62,7 @@ class HarborAdapter:
 
     def load(self, uri: EnvURI, context: LoadContext | None = None) -> Any:
         """Validate the task folder(s) and the sandbox choice; nothing runs until an episode does."""
-        try:
-            import harbor  # noqa: F401 - only to say how to install it
-        except ImportError as exc:
-            raise UsageError("Loading harbor tasks needs harbor (Python >= 3.12): pip install harbor.") from exc
+        _require_harbor()
         from nenyax.adapters.harbor.environment import HarborEnvironment
         from nenyax.adapters.harbor.options import parse_spec
         from nenyax.adapters.harbor.tasks import find_tasks

@@ -15,7 +15,10 @@ from tenacity import stop_after_attempt
 
 try:
     from harbor.agents.terminus_2.terminus_2 import Terminus2
-except ImportError:  # Python 3.11, where harbor does not install: the module imports, the adapter refuses to load
+except ImportError as exc:  # harbor absent (Python 3.11): the module imports, the adapter refuses to load
+    from nenyax.adapters.harbor._missing import absent_or_raise
+
+    absent_or_raise(exc, "harbor's terminus-2 agent (harbor.agents.terminus_2)")
     from nenyax.adapters.harbor._missing import Terminus2
 
 

@@ -6,9 +6,12 @@ in whichever sandbox Nenyax was told to use (bwrap by default). Its options are 
 harbor writes them into the trial's ``config.json``; the live backend object of a Nenyax episode is
 found by the ``handoff`` key the adapter registered it under (`HANDOFFS`), else one is made by name.
 
-A sandbox that builds no images (bwrap) runs the sandbox's default image with the Dockerfile's
-``WORKDIR``; what happened (the image digest, whether the Dockerfile was built, the limits not held)
-is written to `FACTS_FILE` in the trial folder, for the trajectory's info.
+A sandbox that builds no images (bwrap) runs the sandbox's default image, and the Dockerfile's set-up
+is replayed in it (`nenyax.adapters.harbor.dockerfile`: its COPY, RUN, ENV and WORKDIR, in order); a
+Dockerfile that cannot be replayed stops the start in one sentence, an infrastructure failure. That
+is how harbor's separate verifier gets its tests (``tests/Dockerfile``: ``COPY . /tests/``). What
+happened (the image digest, whether the Dockerfile was built or replayed, the limits not held) is
+written to `FACTS_FILE` in the trial folder, for the trajectory's info.
 """
 
 from __future__ import annotations
@@ -22,9 +25,13 @@ from typing import Any
 try:
     from harbor.environments.base import BaseEnvironment, ExecResult
     from harbor.environments.capabilities import EnvironmentCapabilities
-except ImportError:  # Python 3.11, where harbor does not install: the module imports, the adapter refuses to load
+except ImportError as exc:  # harbor absent (Python 3.11): the module imports, the adapter refuses to load
+    from nenyax.adapters.harbor._missing import absent_or_raise
+
+    absent_or_raise(exc, "harbor's environment base classes (harbor.environments)")
     from nenyax.adapters.harbor._missing import BaseEnvironment, EnvironmentCapabilities, ExecResult
 
+from nenyax.adapters.harbor.dockerfile import Copy, Plan, plan
 from nenyax.core import Sandbox, SandboxHandle, SandboxSpec, create_sandbox
 from nenyax.core.errors import InfraFailure
 
@@ -51,6 +58,23 @@ def dockerfile_workdir(environment_dir: Path) -> str | None:
     found = [w.strip("\"'") for w in _WORKDIR.findall(dockerfile.read_text(errors="replace"))]
     absolute = [w for w in found if w.startswith("/")]
     return absolute[-1] if absolute else None
+
+
+def cannot_set_up(directory: Path, sandbox: str, why: str) -> str:
+    """The sentence for a Dockerfile in `directory` that `sandbox` (which builds no images) cannot set up."""
+    return (
+        f"The task's {directory.name}/Dockerfile cannot be set up in the {sandbox} sandbox, which builds no "
+        f"images: {why}; run it in a sandbox that builds images (?sandbox=docker)."
+    )
+
+
+def replay_problem(directory: Path, sandbox: str) -> str | None:
+    """Why the Dockerfile in `directory` cannot be replayed (known before anything runs), else None."""
+    dockerfile = directory / "Dockerfile"
+    if not dockerfile.is_file():
+        return None
+    problem = plan(directory, dockerfile).problem
+    return cannot_set_up(directory, sandbox, problem) if problem else None
 
 
 class NenyaxSandboxEnvironment(BaseEnvironment):
@@ -82,6 +106,7 @@ class NenyaxSandboxEnvironment(BaseEnvironment):
         self._owns_backend = False
         self._handle: SandboxHandle | None = None
         self._facts: dict[str, Any] = {}
+        self._replay: Plan | None = None
         super().__init__(*args, **kwargs)
 
     @staticmethod
@@ -100,7 +125,8 @@ class NenyaxSandboxEnvironment(BaseEnvironment):
     # ------------------------------------------------------------------ lifecycle
 
     def _workdir(self) -> str:
-        return self.task_env_config.workdir or dockerfile_workdir(self.environment_dir) or DEFAULT_WORKDIR
+        replayed = self._replay.workdir if self._replay is not None else None
+        return self.task_env_config.workdir or replayed or dockerfile_workdir(self.environment_dir) or DEFAULT_WORKDIR
 
     def _spec(self, backend: Sandbox) -> SandboxSpec:
         workdir = self._workdir()
@@ -121,14 +147,56 @@ class NenyaxSandboxEnvironment(BaseEnvironment):
             self._facts["image_source"] = "environment/Dockerfile"
             return SandboxSpec(context=self.environment_dir, **common)
         self._facts["image_source"] = "the sandbox's default image"
-        if dockerfile.is_file() or docker_image:
+        if dockerfile.is_file():
+            return self._replayed_spec(backend, dockerfile, common)
+        if docker_image:
             self._facts["dockerfile_built"] = False
             self._facts["note"] = (
-                f"The {self._sandbox_name} sandbox builds no images: the task's "
-                f"{'Dockerfile' if dockerfile.is_file() else 'docker_image'} was not used; its commands ran in "
-                f"{backend.default_image!r} with workdir {workdir}."
+                f"The {self._sandbox_name} sandbox builds no images: the task's docker_image was not used; its "
+                f"commands ran in {backend.default_image!r} with workdir {workdir}."
             )
         return SandboxSpec(image=backend.default_image, **common)
+
+    def _cannot(self, why: str) -> InfraFailure:
+        return InfraFailure(cannot_set_up(self.environment_dir, self._sandbox_name, why))
+
+    def _replayed_spec(self, backend: Sandbox, dockerfile: Path, common: dict[str, Any]) -> SandboxSpec:
+        """The default image, to be set up once started as `dockerfile` sets its image up, or why it cannot be."""
+        replay = plan(self.environment_dir, dockerfile)
+        if replay.problem is not None:
+            raise self._cannot(replay.problem)
+        self._replay = replay
+        self._facts.update(dockerfile_built=False, dockerfile_replayed=True)
+        notes = "".join(f" {note}." for note in replay.notes)
+        self._facts["note"] = (
+            f"The {self._sandbox_name} sandbox builds no images: the set-up of the task's "
+            f"{self.environment_dir.name}/Dockerfile (COPY, RUN, ENV, WORKDIR) was replayed in "
+            f"{backend.default_image!r}; its FROM image {replay.base!r} was not used.{notes}"
+        )
+        env = {**replay.env, **common["env"]}
+        return SandboxSpec(image=backend.default_image, **{**common, "workdir": self._workdir(), "env": env})
+
+    async def _set_up(self, box: SandboxHandle) -> None:
+        """Replay the Dockerfile's COPY and RUN steps in the started sandbox, in order."""
+        if self._replay is None:
+            return
+        timeout = self.task_env_config.build_timeout_sec or None
+        for step in self._replay.steps:
+            if isinstance(step, Copy):
+                for source in step.sources:
+                    into_folder = step.target.endswith("/") and source.is_file()
+                    await box.put(
+                        source, (step.target + source.name) if into_folder else step.target.rstrip("/") or "/"
+                    )
+                continue
+            done = await box.exec(["mkdir", "-p", step.workdir], timeout=60)
+            if done.ok:
+                done = await box.exec(["/bin/sh", "-c", step.command], cwd=step.workdir, env=step.env, timeout=timeout)
+            if not done.ok:
+                lines = (done.stderr or done.stdout).strip().splitlines()
+                how = "timed out" if done.timed_out else f"exit {done.exit_code}"
+                detail = f": {lines[-1][:300]}" if lines else ""
+                raise self._cannot(f"its RUN at line {step.line} failed ({how}){detail}")
 
     def _backend_now(self) -> Sandbox:
         if self._handoff is not None and self._handoff in HANDOFFS:
@@ -151,6 +219,7 @@ class NenyaxSandboxEnvironment(BaseEnvironment):
             if not made.ok:
                 msg = f"Making harbor's folders in the sandbox failed: {made.stderr.strip() or made.exit_code}."
                 raise InfraFailure(msg)
+            await self._set_up(self._handle)
         except BaseException as exc:
             self._facts["start_error"] = f"{type(exc).__name__}: {exc}"
             self._write_facts()

@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from nenyax.adapters.harbor.backend import HANDOFFS
+from nenyax.adapters.harbor.backend import HANDOFFS, replay_problem
 from nenyax.adapters.harbor.judgment import judge
 from nenyax.adapters.harbor.options import HarborSpec
 from nenyax.adapters.harbor.tasks import HarborTask
@@ -33,6 +33,7 @@ from nenyax.core import (
     Split,
     TaskEnvironment,
     UnsupportedPolicyError,
+    UsageError,
 )
 from nenyax.core.errors import InfraFailure, NenyaxError
 from nenyax.core.toolkit.failures import describe
@@ -60,6 +61,21 @@ def _harbor_version() -> str:
         return "unknown"
 
 
+def _replay_problem(task: HarborTask, sandbox: str) -> str | None:
+    """Why a sandbox that builds no images cannot set `task` up: its environment's Dockerfile, or the one
+    its separate verifier is made from (``tests/`` when it holds a Dockerfile, as harbor 0.26 picks it)."""
+    if not task.config.environment.docker_image:
+        problem = replay_problem(task.path / "environment", sandbox)
+        if problem:
+            return problem
+    verifier = task.config.verifier
+    mode = getattr(verifier, "environment_mode", None)
+    separate = getattr(mode, "value", mode) == "separate" or getattr(verifier, "environment", None) is not None
+    if separate and (task.path / "tests" / "Dockerfile").is_file():
+        return replay_problem(task.path / "tests", sandbox)
+    return None
+
+
 class HarborEnvironment(TaskEnvironment):
     """One harbor task folder, or a dataset of them (see the module docstring)."""
 
@@ -70,6 +86,7 @@ class HarborEnvironment(TaskEnvironment):
         self._check_sandbox()
         self._backend: Sandbox | None = None
         self._handoff = f"nenyax-{uuid.uuid4().hex}"
+        self._refuse_unplayable(tasks)
         solvable = all(task.has_solution for task in tasks)
         target = Path(spec.target).expanduser()
         extra: dict[str, Any] = {
@@ -112,6 +129,23 @@ class HarborEnvironment(TaskEnvironment):
         if problem:
             raise BadURIError(f"The sandbox {self.spec.sandbox!r} {problem}")
 
+    def _refuse_unplayable(self, tasks: list[HarborTask]) -> None:
+        """When the sandbox builds no images and no task's Dockerfile can be replayed in it, refuse at load
+        in one sentence (the first line `check` and `try` print) instead of failing every episode."""
+        if self.spec.image is not None:
+            return
+        try:
+            backend = self._sandbox()
+        except InfraFailure:  # a sandbox that cannot start here is each episode's infra_error
+            return
+        if backend.capabilities.image_build:
+            return
+        problems = [_replay_problem(task, self.spec.sandbox) for task in tasks]
+        if all(problems):
+            more = f" (and the {len(tasks) - 1} other tasks cannot be set up either)" if len(tasks) > 1 else ""
+            self.close()
+            raise UsageError(str(problems[0]).rstrip(".") + more + ".")
+
     def task_ids(self, split: str | None = None, limit: int | None = None) -> list[str]:
         """The task folders' names, sorted."""
         return one_split_ids(self.uri, self.tasks, split, limit)
@@ -139,6 +173,10 @@ class HarborEnvironment(TaskEnvironment):
         timeout = {"override_timeout_sec": self.spec.agent_timeout} if self.spec.agent_timeout else {}
         if episode.agent != "model":
             return AgentConfig(name=AGENTS[episode.agent], **timeout)
+        # Here rather than in harbor's agent factory: terminus-2 installed but broken (a dependency another
+        # package pinned too old) is then this sentence, not an error deep in harbor's trial.
+        import nenyax.adapters.harbor.agent  # noqa: F401
+
         kwargs: dict[str, Any] = {
             "api_base": episode.base_url,
             "llm_kwargs": {"api_key": episode.api_key},

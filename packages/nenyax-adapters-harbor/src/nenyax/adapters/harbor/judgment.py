@@ -87,7 +87,8 @@ def judge(result: Any, trial_dir: Path, agent: str) -> NativeResult:
         info["exception"] = {"type": exception.exception_type, "message": exception.exception_message[:2000]}
     rewards = dict(result.verifier_result.rewards or {}) if result.verifier_result is not None else {}
     if "start_error" in facts:  # graded or not, a sandbox that never started tells nothing about the agent
-        error = f"The {facts.get('sandbox', '')} sandbox did not start: {facts['start_error']}"
+        why = str(facts["start_error"]).removeprefix("InfraFailure: ")  # Nenyax's own sentences say it all
+        error = f"The {facts.get('sandbox', '')} sandbox did not start: {why}"
         return NativeResult(judgment=None, status=Status.INFRA_ERROR, error=error, info=info)
     if not rewards:
         if exception is not None:

@@ -22,6 +22,7 @@ from nenyax.adapters.hud.options import HudSpec
 from nenyax.core import BadURIError, UsageError
 from nenyax.core.errors import did_you_mean
 from nenyax.core.toolkit.failures import describe
+from nenyax.core.toolkit.imports import broken_import, module_absent
 
 
 @attrs.frozen
@@ -63,7 +64,11 @@ def _import_module(spec: HudSpec) -> types.ModuleType:
     name = spec.module or ""
     try:
         found = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
+    except ValueError:
+        found = None
+    except ImportError as exc:  # finding a.b imports a: absent, or installed and broken (then say why)
+        if not module_absent(exc, name or ""):
+            raise broken_import(repr(name), exc) from exc
         found = None
     if found is None:
         msg = (

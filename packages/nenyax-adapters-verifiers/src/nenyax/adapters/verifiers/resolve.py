@@ -24,6 +24,7 @@ from nenyax.adapters.verifiers.pairing import paired_env
 from nenyax.core import BadURIError, UsageError
 from nenyax.core.errors import did_you_mean
 from nenyax.core.toolkit.failures import describe
+from nenyax.core.toolkit.imports import broken_import, module_absent
 
 _LEGACY_ENV = {"verifiers.legacy.envs.environment", "verifiers.envs.environment"}
 _V1_TASKSET = {"verifiers.v1.taskset"}
@@ -81,7 +82,11 @@ def _import(spec: VerifiersSpec, library: Library) -> types.ModuleType:
     name = _bundled(spec, library)
     try:
         found = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
+    except ValueError:
+        found = None
+    except ImportError as exc:  # finding a.b imports a: absent, or installed and broken (then say why)
+        if not module_absent(exc, name):
+            raise broken_import(repr(name), exc) from exc
         found = None
     if found is None:
         msg = (

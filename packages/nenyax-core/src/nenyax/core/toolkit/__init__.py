@@ -18,7 +18,8 @@ Import the module for the job, not this package:
 - `nenyax.core.toolkit.files`: an export file or folder written atomically;
 - `nenyax.core.toolkit.learning`: group advantages for a learner;
 - `nenyax.core.toolkit.plugins`: building another plugin by kind and name;
-- `nenyax.core.toolkit.cache`: where a plugin caches on this machine.
+- `nenyax.core.toolkit.cache`: where a plugin caches on this machine;
+- `nenyax.core.toolkit.imports`: a package not installed, told from one installed but broken.
 
 With the lazy root `nenyax.core`, `nenyax.core.hookspecs`, `nenyax.core.errors` and the kit `nenyax.testing`,
 this is the whole surface a plugin imports: the root `pyproject.toml`'s import contract refuses any other
