@@ -371,3 +371,22 @@ def test_the_final_observation_and_the_calls_own_time_are_shown_in_both_replays(
     for fact in ("the episode ended on", view.final, view.duration, turn.call.summary):
         assert fact in terminal, (fact, terminal)
         assert fact in page, (fact, page)
+
+
+def test_an_episode_cut_at_its_step_limit_does_not_say_it_ran_to_its_end():
+    """`try ?max_turns=3`: the judge says "cut after 3 steps"; the status line must not say "ran to its end"."""
+    cut = _traj(
+        policy=PolicyInfo(kind="random"),
+        steps=tuple(Step(observation=[i], action=0, reward=1.0) for i in range(3)),
+        judgment=Judgment(score=3.0, feedback="cut after 3 step(s) with return 3", judge="return"),
+    )
+    view = episode_view(cut)
+    assert view.cut_after == 3
+    terminal, page = _both(cut)
+    for shown_text in (terminal, page):
+        assert "ran to its end" not in shown_text
+        assert "cut at its step limit after 3 step(s)" in shown_text
+    # An episode the environment ended (terminated or truncated) still ran to its end.
+    ended = episode_view(TRAJECTORIES["a numeric env, no model"])
+    assert ended.cut_after is None
+    assert "ran to its end" in ended.status_meaning

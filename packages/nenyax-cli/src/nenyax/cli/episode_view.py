@@ -15,6 +15,7 @@ import attrs
 import orjson
 
 from nenyax.core.contract import arrays
+from nenyax.core.contract.manifest import Mode
 from nenyax.core.contract.trajectory import ModelCall, Status, Trajectory
 
 _NO_SCORE = {
@@ -224,8 +225,21 @@ class EpisodeView:
         return self.answer
 
     @property
+    def cut_after(self) -> int | None:
+        """Step mode: how many steps an episode the runner stopped at its step limit played (its last step
+        neither terminated nor truncated), None when the episode ended on its own."""
+        if self.status is not Status.OK or self.mode != Mode.STEP.value or not self.turns:
+            return None
+        last = self.turns[-1]
+        return None if last.ended or last.reward is None else len(self.turns)
+
+    @property
     def status_meaning(self) -> str:
         """What the status says of the episode (not of its score)."""
+        if self.cut_after is not None:
+            # `ok` means nothing failed, not that the environment ended: say which, never both.
+            steps = self.cut_after
+            return f"the episode was cut at its step limit after {steps} step(s), before the environment ended it"
         return _STATUS_MEANING.get(self.status, self.status.value)
 
     @property
