@@ -36,6 +36,16 @@ _GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 """Where an option the user gave comes from (not a default, nor a --config run.toml's value)."""
 
 
+def unseeded_reason(report: TierReport) -> str | None:
+    """Why the environment is not seeded, where its adapter said so in the manifest (``extra["seeds"]``,
+    as the OpenEnv adapter's measurement writes it); None when it is seeded or no reason was given."""
+    manifest = report.manifest
+    if manifest is None or manifest.capabilities.seeded:
+        return None
+    why = manifest.extra.get("seeds")
+    return why if isinstance(why, str) and why.strip() else None
+
+
 def render_report(report: TierReport) -> None:
     """Print the report as a table with the tier reached underneath."""
     from rich.console import Console
@@ -52,6 +62,8 @@ def render_report(report: TierReport) -> None:
         said = Text(f"{result.outcome.value.capitalize()}: ", style="bold red")
         said.append_text(safe_text(f"{result.id}: {result.evidence}"))
         console.print(said, soft_wrap=True)
+    if why := unseeded_reason(report):
+        console.print(f"Not seeded: {why}", markup=False, soft_wrap=True)
     label = report.tier.label if report.tier is not Tier.NONE else "none (not even connectable)"
     if report.floor is not None:
         floor = report.floor
