@@ -10,7 +10,7 @@ import click
 
 from nenyax.cli import deadline
 from nenyax.cli.exits import EXIT_CODES_HELP, INTERRUPTED, USER_ERROR, report_error
-from nenyax.core.errors import NenyaxError, did_you_mean
+from nenyax.core.errors import BadURIError, NenyaxError, did_you_mean
 from nenyax.core.kinds import KINDS
 
 # name -> (module, attribute, one-line help). Importing the module is deferred until it runs.
@@ -104,7 +104,7 @@ class LazyGroup(click.Group):
         # Click's own usage errors print usage, a hint and the error on four lines; one sentence
         # (with where to look) is what every other mistake gets here, or a JSON object with --json.
         deadline.start_clock()  # --timeout counts from here: loading what the command needs counts too
-        argv = list(sys.argv[1:] if args is None else args)
+        argv = self.argv = list(sys.argv[1:] if args is None else args)
         as_json = self.as_json = _wants_json(argv)
         kwargs["standalone_mode"] = False
         try:
@@ -129,7 +129,21 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except NenyaxError as exc:
-            report_error(str(exc), exc.exit_code, getattr(self, "as_json", False))
+            message = str(exc)
+            if isinstance(exc, BadURIError):
+                message += _path_hint(message, getattr(self, "argv", []))
+            report_error(message, exc.exit_code, getattr(self, "as_json", False))
+
+
+def _path_hint(message: str, argv: list[str]) -> str:
+    """The URI that reads a file the user gave without a format (``./qa.jsonl``), when the rejected URI
+    quoted in `message` is one of `argv`'s words; else an empty string."""
+    from nenyax.core.toolkit.suggest import uri_for_path
+
+    for word in argv:
+        if repr(word) in message and (hint := uri_for_path(word)):
+            return hint
+    return ""
 
 
 def _show_warnings() -> None:
