@@ -1,10 +1,11 @@
 """A URI whose adapter is not installed gets that adapter's install command, for every first-party adapter."""
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from nenyax.core.engine.loader import KNOWN_ADAPTERS, load
+from nenyax.core.engine.loader import KNOWN_ADAPTERS, install_hint, load
 from nenyax.core.errors import UnknownPluginError
 from nenyax.core.plugins.registry import Registry
 
@@ -27,7 +28,7 @@ def test_a_missing_lm_eval_adapter_names_its_distribution():
     ("uri", "distribution"),
     [
         ("harbor:./task", "nenyax-adapters-harbor"),
-        ("hud:./tasks.json", "nenyax-adapters-hud"),
+        ("hud:./tasks.json", "'nenyax-adapters-hud[hud]'"),  # with its library, an extra
         ("verifiers:gsm8k", "nenyax-adapters-verifiers"),
     ],
 )
@@ -40,3 +41,21 @@ def test_every_first_party_adapter_has_an_install_hint():
     adapters = {path.name for path in PACKAGES.glob("nenyax-adapters-*") if (path / "pyproject.toml").is_file()}
     assert adapters, PACKAGES
     assert set(KNOWN_ADAPTERS.values()) == adapters
+
+
+@pytest.mark.parametrize(("uri", "requirement"), [("hud:./tasks.json", "[hud]'`"), ("lm_eval:gsm8k", "[lm-eval]'`")])
+def test_an_adapter_whose_library_is_an_extra_installs_with_it(uri, requirement):
+    """`pip install nenyax-adapters-lm-eval` alone installs no lm-eval: the hint names the extra, quoted."""
+    message = _missing(uri)
+    fmt = uri.partition(":")[0]
+    assert f"pip install '{KNOWN_ADAPTERS[fmt]}{requirement}" in message
+
+
+def test_harbor_on_an_older_python_says_it_needs_3_12():
+    on_311 = install_hint("harbor", (3, 11, 7))
+    assert "pip install nenyax-adapters-harbor`" in on_311
+    assert "harbor itself needs Python >= 3.12 (this is Python 3.11.7)" in on_311
+    assert "Python >= 3.12" not in install_hint("harbor", (3, 12, 1))
+    assert "Python >=" not in install_hint("verifiers", (3, 11, 7))
+    if sys.version_info < (3, 12):  # and `load` says it where it applies, on the Python running the tests
+        assert "needs Python >= 3.12" in _missing("harbor:./task")

@@ -14,21 +14,25 @@ def checkout_packages() -> Path | None:
     return None
 
 
-def pip_install(distribution: str) -> str:
-    """The `pip install` commands that install `distribution`, as a sentence fragment.
+def pip_install(distribution: str, extra: str | None = None) -> str:
+    """The `pip install` commands that install `distribution` (with its optional `extra`), as a sentence fragment.
 
     From a checkout the folder comes first (the distributions may not be published where pip looks);
-    elsewhere both ways are named.
+    elsewhere both ways are named. A requirement with an extra is quoted, as shells glob its brackets.
     """
+
+    def command(target: str) -> str:
+        return f"`pip install '{target}[{extra}]'`" if extra else f"`pip install {target}`"
+
     packages = checkout_packages()
     folder = packages / distribution if packages is not None else None
     if folder is None or not (folder / "pyproject.toml").is_file():
         return (
-            f"`pip install {distribution}`, or from a checkout of the Nenyax repository "
-            f"`pip install ./packages/{distribution}`"
+            f"{command(distribution)}, or from a checkout of the Nenyax repository "
+            f"{command('./packages/' + distribution)}"
         )
     try:
         shown = "./" + folder.relative_to(Path.cwd()).as_posix()
     except ValueError:
         shown = str(folder)
-    return f"`pip install {shown}` (this checkout), or `pip install {distribution}` where it is published"
+    return f"{command(shown)} (this checkout), or {command(distribution)} where it is published"

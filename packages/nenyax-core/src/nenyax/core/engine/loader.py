@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,6 +32,25 @@ KNOWN_ADAPTERS: dict[str, str] = {
 }
 
 
+LIBRARY_EXTRAS: dict[str, str] = {"hud": "hud", "lm_eval": "lm-eval"}
+"""Formats whose library is an optional extra of their adapter: the install names it, or the adapter
+installs without the library and fails again on the next try."""
+
+LIBRARY_PYTHON: dict[str, tuple[str, tuple[int, int]]] = {"harbor": ("harbor", (3, 12))}
+"""Formats whose library needs a newer Python than Nenyax: the library and the Python it needs (the
+adapter installs on an older one, without the library)."""
+
+
+def install_hint(fmt: str, python: tuple[int, ...] = tuple(sys.version_info[:3])) -> str:
+    """The sentences that install the adapter of `fmt` (a first-party format) and its library on `python`."""
+    hint = f" Install its adapter with {pip_install(KNOWN_ADAPTERS[fmt], LIBRARY_EXTRAS.get(fmt))}."
+    if fmt in LIBRARY_PYTHON and python[:2] < LIBRARY_PYTHON[fmt][1]:
+        library, needed = LIBRARY_PYTHON[fmt]
+        here, wanted = ".".join(map(str, python)), ".".join(map(str, needed))
+        hint += f" {library} itself needs Python >= {wanted} (this is Python {here}): install both under {wanted}."
+    return hint
+
+
 def _unknown_format(fmt: str, names: list[str]) -> str:
     """The sentence for a format no installed adapter serves: a close installed name, else a real install."""
     hint = did_you_mean(fmt, names, "format")
@@ -38,7 +58,7 @@ def _unknown_format(fmt: str, names: list[str]) -> str:
         return hint
     close = did_you_mean_pool(fmt, KNOWN_ADAPTERS)
     if fmt in KNOWN_ADAPTERS:
-        return hint + f" Install its adapter with {pip_install(KNOWN_ADAPTERS[fmt])}."
+        return hint + install_hint(fmt)
     if close:
         return hint + f" Did you mean {close[0]!r} (its adapter installs with {pip_install(KNOWN_ADAPTERS[close[0]])})?"
     return hint
