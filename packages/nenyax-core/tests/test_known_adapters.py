@@ -51,6 +51,10 @@ def test_an_adapter_whose_library_is_an_extra_installs_with_it(uri, requirement)
     assert f"pip install '{KNOWN_ADAPTERS[fmt]}{requirement}" in message
 
 
+def test_verifiers_names_the_library_it_does_not_install():
+    assert "installed beside it: `pip install 'verifiers>=0.3,<0.5'`" in _missing("verifiers:gsm8k")
+
+
 def test_harbor_on_an_older_python_says_it_needs_3_12():
     on_311 = install_hint("harbor", (3, 11, 7))
     assert "pip install nenyax-adapters-harbor`" in on_311

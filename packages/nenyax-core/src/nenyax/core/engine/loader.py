@@ -36,6 +36,9 @@ LIBRARY_EXTRAS: dict[str, str] = {"hud": "hud", "lm_eval": "lm-eval"}
 """Formats whose library is an optional extra of their adapter: the install names it, or the adapter
 installs without the library and fails again on the next try."""
 
+LIBRARY_BESIDE: dict[str, str] = {"verifiers": "'verifiers>=0.3,<0.5'"}
+"""Formats whose library the adapter does not install (the user picks its version): the requirement to add."""
+
 LIBRARY_PYTHON: dict[str, tuple[str, tuple[int, int]]] = {"harbor": ("harbor", (3, 12))}
 """Formats whose library needs a newer Python than Nenyax: the library and the Python it needs (the
 adapter installs on an older one, without the library)."""
@@ -44,6 +47,8 @@ adapter installs on an older one, without the library)."""
 def install_hint(fmt: str, python: tuple[int, ...] = tuple(sys.version_info[:3])) -> str:
     """The sentences that install the adapter of `fmt` (a first-party format) and its library on `python`."""
     hint = f" Install its adapter with {pip_install(KNOWN_ADAPTERS[fmt], LIBRARY_EXTRAS.get(fmt))}."
+    if fmt in LIBRARY_BESIDE:
+        hint += f" It needs the {fmt} package too, installed beside it: `pip install {LIBRARY_BESIDE[fmt]}`."
     if fmt in LIBRARY_PYTHON and python[:2] < LIBRARY_PYTHON[fmt][1]:
         library, needed = LIBRARY_PYTHON[fmt]
         here, wanted = ".".join(map(str, python)), ".".join(map(str, needed))
