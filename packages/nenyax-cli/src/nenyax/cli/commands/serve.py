@@ -40,8 +40,8 @@ SERVER = "openenv"
 @click.option(
     "--share-reference",
     is_flag=True,
-    help="Put the oracle's action in each state (field `reference`), so `nenyax check "
-    "'openenv:URL?reference=reference'` can audit the served environment; every client can read the answers.",
+    help="Put the oracle's action in each state (field 'reference'), so that nenyax check "
+    "'openenv:URL?reference=reference' can audit the served environment; every client can read the answers.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Announce the server and its shutdown as JSON lines.")
 def serve_command(
