@@ -15,6 +15,7 @@ from nenyax.adapters.lm_eval.client import ProxyClient
 from nenyax.adapters.lm_eval.judgment import filter_names, judge, metric_names, no_choice
 from nenyax.adapters.lm_eval.model import NoChoice, lm_class
 from nenyax.adapters.lm_eval.options import LmEvalSpec
+from nenyax.adapters.lm_eval.quiet import quiet
 from nenyax.adapters.lm_eval.tasks import FEWSHOT_SEED, LoadedTask, digest_docs
 from nenyax.core import (
     BadURIError,
@@ -123,7 +124,7 @@ class LmEvalEnvironment(RolloutEnvironment):
             seed=episode.seed,
         )
         info: dict[str, Any] = {"doc_index": index}
-        with self._lock:
+        with self._lock, quiet():
             self.loaded.task.set_fewshot_seed(seed=FEWSHOT_SEED)  # the same few-shot examples in every run
             try:
                 results = evaluator.evaluate(
