@@ -1,12 +1,14 @@
 """Failures: user mistakes are one sentence; a failed model call is infra_error; lm-eval's crash is env_error."""
 
+import json
+import os
 import subprocess
 import sys
 
 import pytest
 from support import TASKS, task_uri
 
-from nenyax.core import BadURIError, Status, UsageError, load
+from nenyax.core import BadURIError, InfraFailure, Status, UsageError, load
 from nenyax_testsupport.policies import Outage
 
 
@@ -44,11 +46,50 @@ def test_an_unknown_task_is_one_sentence_with_close_names():
 
 
 @pytest.mark.lm_eval
-def test_a_bundled_task_offline_says_its_data_is_on_the_hub():
-    with pytest.raises(UsageError) as raised:
+def test_a_bundled_task_offline_is_an_infrastructure_failure_naming_what_it_could_not_fetch():
+    with pytest.raises(InfraFailure) as raised:
         load("lm_eval:arithmetic_1dc")
-    assert "HF Hub" in str(raised.value)
+    assert not isinstance(raised.value, UsageError)  # the URI is right: the machine cannot download
+    assert "huggingface.co/api/datasets/EleutherAI/arithmetic" in str(raised.value)
+    assert "could not download (HF_HUB_OFFLINE is set)" in str(raised.value)
     _one_sentence(raised.value)
+
+
+@pytest.mark.lm_eval
+def test_a_blocked_download_exits_1_from_the_cli_with_one_sentence_and_no_reward(tmp_path):
+    env = {**os.environ, "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", "from nenyax.cli.main import run; run()", "try", "lm_eval:arithmetic_1dc", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=280,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["kind"] == "error"
+    assert "could not download" in error["message"]
+    assert "reward" not in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.lm_eval
+def test_nltk_data_a_task_file_needs_at_import_is_an_infrastructure_failure():
+    with pytest.raises(InfraFailure) as raised:
+        load(task_uri("nltk_import"))
+    assert not isinstance(raised.value, UsageError)
+    assert "nltk's 'nenyax_absent' data" in str(raised.value)
+    assert "python -m nltk.downloader nenyax_absent" in str(raised.value)
+    _one_sentence(raised.value)
+
+
+@pytest.mark.lm_eval
+def test_nltk_data_missing_when_scoring_is_infra_error_never_a_score():
+    traj = load(task_uri("nltk_scoring")).rollout("reference", task="nltk_scoring_task/0")
+    assert traj.status is Status.INFRA_ERROR, (traj.status, traj.error)
+    assert traj.judgment is None
+    assert "nltk's 'nenyax_absent' data" in traj.error
 
 
 @pytest.mark.lm_eval

@@ -25,9 +25,11 @@ class LmEvalAdapter:
         spec = parse_spec(uri)
         version = installed()
         from nenyax.adapters.lm_eval.environment import LmEvalEnvironment
+        from nenyax.adapters.lm_eval.quiet import quiet
         from nenyax.adapters.lm_eval.tasks import load_task
 
-        return LmEvalEnvironment(spec, version, load_task(spec))
+        with quiet():
+            return LmEvalEnvironment(spec, version, load_task(spec))
 
     def examples(self) -> list[str]:
         """URIs that load offline: a generation task and a multiple-choice one shipped with this adapter."""

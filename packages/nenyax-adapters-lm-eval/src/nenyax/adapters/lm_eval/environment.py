@@ -12,9 +12,11 @@ from typing import Any
 
 from nenyax.adapters.lm_eval import reference
 from nenyax.adapters.lm_eval.client import ProxyClient
+from nenyax.adapters.lm_eval.downloads import blocked
 from nenyax.adapters.lm_eval.judgment import filter_names, judge, metric_names, no_choice
 from nenyax.adapters.lm_eval.model import NoChoice, lm_class
 from nenyax.adapters.lm_eval.options import LmEvalSpec
+from nenyax.adapters.lm_eval.quiet import quiet
 from nenyax.adapters.lm_eval.tasks import FEWSHOT_SEED, LoadedTask, digest_docs
 from nenyax.core import (
     BadURIError,
@@ -123,7 +125,7 @@ class LmEvalEnvironment(RolloutEnvironment):
             seed=episode.seed,
         )
         info: dict[str, Any] = {"doc_index": index}
-        with self._lock:
+        with self._lock, quiet():
             self.loaded.task.set_fewshot_seed(seed=FEWSHOT_SEED)  # the same few-shot examples in every run
             try:
                 results = evaluator.evaluate(
@@ -140,7 +142,9 @@ class LmEvalEnvironment(RolloutEnvironment):
                 return NativeResult(judgment=no_choice(self.loaded, str(exc)), messages=said, info=info)
             except NenyaxError:
                 raise  # a failed model call (infra_error) or a policy that cannot play this task
-            except Exception as exc:  # noqa: BLE001 - lm-eval's own crash: the environment's failure, calls kept
+            except Exception as exc:  # lm-eval's own crash: the environment's failure, calls kept
+                if (infra := blocked(exc, self.loaded.name)) is not None:
+                    raise infra from exc  # a download the task's code could not make: never a score
                 why = f"lm-eval failed evaluating {self.loaded.name}/{index}: {describe(exc)}"
                 return NativeResult(judgment=None, status=Status.ENV_ERROR, error=why, info=info)
         if not isinstance(results, dict):

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 import orjson
 
+from nenyax.adapters.lm_eval.downloads import blocked
 from nenyax.adapters.lm_eval.options import LmEvalSpec
 from nenyax.core import BadURIError, UsageError
 from nenyax.core.errors import did_you_mean
@@ -64,6 +65,8 @@ def _from_yaml(path: Path) -> dict[str, Any]:
     try:
         config: dict[str, Any] = load_yaml(path)
     except Exception as exc:
+        if (infra := blocked(exc, path.stem)) is not None:
+            raise infra from exc  # its `!function` code fetches data at import (nltk's, often)
         raise BadURIError(f"The task file {str(path)!r} could not be read: {describe(exc)}.") from exc
     if "task" not in config:
         what = "a group" if "group" in config else "no task"
@@ -118,6 +121,8 @@ def load_task(spec: LmEvalSpec) -> LoadedTask:
     except Exception as exc:
         why = describe(exc).rstrip(".")
         dataset = what.get("dataset_path") if isinstance(what, dict) else None
+        if (infra := blocked(exc, spec.task, str(dataset) if dataset else None)) is not None:
+            raise infra from exc
         remote = dataset is None or (dataset not in LOCAL_BUILDERS and not Path(str(dataset)).exists())
         hint = ""
         if remote or any(word in why for word in ("huggingface", "Hub", "HF_HUB_OFFLINE")):
