@@ -242,7 +242,8 @@ def together(session: nox.Session) -> None:
     if _install_only(session):
         return
     modules = [module for package in held for module in _modules(package)]
-    session.run("python", "-P", str(IMPORT_MODULES), *modules, env=ENV)
+    # litellm (harbor's) fetches a price map from GitHub on import, retrying for seconds: its bundled copy serves.
+    session.run("python", "-P", str(IMPORT_MODULES), *modules, env={**ENV, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
     session.run("nenyax", "plugins", "--json", env=_env(session), silent=True)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nenyax.adapters.nemo_gym import launcher, protocol, wire
+from nenyax.adapters.nemo_gym import launcher, server_kind, wire
 from nenyax.adapters.nemo_gym import rows as rowlib
 from nenyax.adapters.nemo_gym.environment import NemoGymEnvironment, Settings
 from nenyax.adapters.nemo_gym.gymnasium import GymnasiumSession
@@ -118,9 +118,9 @@ class NemoGymAdapter:
         tool_errors = read["tool_errors"]
         if probe:  # after the URI's own mistakes, which are reported before any network trouble
             routes = wire.probe(url)
-        kind = protocol.from_routes(url, routes)
-        if kind == protocol.GYMNASIUM:
-            default_turns = protocol.max_steps(agents or {}, kind) or protocol.GYMNASIUM_MAX_STEPS
+        kind = server_kind.from_routes(url, routes)
+        if kind == server_kind.GYMNASIUM:
+            default_turns = server_kind.max_steps(agents or {}, kind) or server_kind.GYMNASIUM_MAX_STEPS
         else:
             default_turns = TOOL_MAX_TURNS if tools else 1
         settings = Settings(
@@ -133,7 +133,7 @@ class NemoGymAdapter:
             timeout=read["timeout"],
             protocol=kind,
         )
-        gymnasium = kind == protocol.GYMNASIUM
+        gymnasium = kind == server_kind.GYMNASIUM
         manifest = Manifest(
             uri=uri.raw,
             format="nemo_gym",

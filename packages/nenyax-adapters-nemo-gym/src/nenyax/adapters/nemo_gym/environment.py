@@ -20,8 +20,8 @@ from typing import Any
 import attrs
 
 from nenyax.adapters.nemo_gym import rows as rowlib
-from nenyax.adapters.nemo_gym.protocol import SIMPLE
 from nenyax.adapters.nemo_gym.responses import function_call, function_call_output, message, response_object
+from nenyax.adapters.nemo_gym.server_kind import SIMPLE
 from nenyax.adapters.nemo_gym.wire import Client, Reply
 from nenyax.core import (
     BadURIError,

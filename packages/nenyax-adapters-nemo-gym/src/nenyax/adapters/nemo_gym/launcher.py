@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from nenyax.adapters.nemo_gym import protocol
+from nenyax.adapters.nemo_gym import server_kind
 from nenyax.core import BadURIError, EnvironmentFailure, UsageError
 from nenyax.core.toolkit.suggest import did_you_mean
 
@@ -145,7 +145,7 @@ def start_server(
         if isinstance(payload, dict) and "known" in payload:
             raise BadURIError(payload["error"] + did_you_mean(server or "", payload["known"]))
         if isinstance(payload, dict):  # an agent Nenyax does not speak says more than the import that failed
-            protocol.check_agents(label, payload.get("agents") or {})
+            server_kind.check_agents(label, payload.get("agents") or {})
         if isinstance(payload, dict) and "error" in payload:
             raise EnvironmentFailure(payload["error"] + (f" Its log ends: {log_line}" if log_line else ""))
         why = f"its log ends: {log_line}" if log_line else "it printed nothing"
@@ -162,7 +162,7 @@ def start_server(
         routes=payload.get("routes"),
     )
     try:
-        protocol.check_agents(started.name, started.agents)
+        server_kind.check_agents(started.name, started.agents)
     except BaseException:
         started.stop()
         raise
