@@ -1,10 +1,8 @@
 """The math judge on the MATH-style fixture: its figures, side by side with the judge it replaced, are in the README."""
 
-import os
-
 from math_figures import BLOCK, README, both, pairs, render
 
-from nenyax_testsupport.tables import sync_marked_block
+from nenyax_testsupport.tables import sync_marked_block, updating
 
 
 def test_the_fixture_covers_the_forms_it_claims():
@@ -26,6 +24,6 @@ def test_math_verify_finds_every_equivalent_form_and_beats_the_old_judge():
 
 def test_readme_figures_match_measurement():
     block = render(both())
-    found = sync_marked_block(README, BLOCK, block, update=bool(os.environ.get("NENYAX_UPDATE_TIERS")))
+    found = sync_marked_block(README, BLOCK, block, update=updating())
     assert found is not None, "The adapter README lost its math-judge markers."
     assert found == block, "The math judge figures are stale; regenerate them with NENYAX_UPDATE_TIERS=1."
