@@ -24,6 +24,7 @@ import os
 import socket
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -70,30 +71,36 @@ def _server_config(app: Path, name: str) -> dict[str, Any]:
     return {}
 
 
-def _datasets(app: Path, name: str, gym_root: Path) -> dict[str, str]:
-    """Dataset name -> JSONL path, for every dataset its configs name whose file exists here."""
+def _config_mappings(app: Path, name: str) -> Iterator[dict[Any, Any]]:
+    """Every mapping, at any depth, of every readable config of the server (unreadable ones are skipped)."""
     import yaml
 
-    found: dict[str, str] = {}
-
-    def walk(node: Any) -> None:
+    def walk(node: Any) -> Iterator[dict[Any, Any]]:
         if isinstance(node, dict):
-            path = node.get("jsonl_fpath")
-            if isinstance(path, str) and isinstance(node.get("name"), str):
-                full = (gym_root / path).resolve()
-                if full.is_file():
-                    found.setdefault(node["name"], str(full))
+            yield node
             for value in node.values():
-                walk(value)
+                yield from walk(value)
         elif isinstance(node, list):
             for value in node:
-                walk(value)
+                yield from walk(value)
 
     for path in _config_files(app, name):
         try:
-            walk(yaml.safe_load(path.read_text()))
+            data = yaml.safe_load(path.read_text())
         except (OSError, ValueError, yaml.YAMLError):  # unreadable, not UTF-8, not YAML: skip it
             continue
+        yield from walk(data)
+
+
+def _datasets(app: Path, name: str, gym_root: Path) -> dict[str, str]:
+    """Dataset name -> JSONL path, for every dataset its configs name whose file exists here."""
+    found: dict[str, str] = {}
+    for node in _config_mappings(app, name):
+        path = node.get("jsonl_fpath")
+        if isinstance(path, str) and isinstance(node.get("name"), str):
+            full = (gym_root / path).resolve()
+            if full.is_file():
+                found.setdefault(node["name"], str(full))
     example = app.parent / "data" / "example.jsonl"
     if not found and example.is_file():
         found["example"] = str(example.resolve())
@@ -102,28 +109,13 @@ def _datasets(app: Path, name: str, gym_root: Path) -> dict[str, str]:
 
 def _agents(app: Path, name: str) -> dict[str, int | None]:
     """The agents (``responses_api_agents`` types) the server's configs play it with, and their ``max_steps``."""
-    import yaml
-
     found: dict[str, int | None] = {}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            agents = node.get("responses_api_agents")
-            if isinstance(agents, dict):
-                for agent, settings in agents.items():
-                    steps = settings.get("max_steps") if isinstance(settings, dict) else None
-                    found.setdefault(str(agent), steps if isinstance(steps, int) else None)
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    for path in _config_files(app, name):
-        try:
-            walk(yaml.safe_load(path.read_text()))
-        except (OSError, ValueError, yaml.YAMLError):  # unreadable, not UTF-8, not YAML: skip it
-            continue
+    for node in _config_mappings(app, name):
+        agents = node.get("responses_api_agents")
+        if isinstance(agents, dict):
+            for agent, settings in agents.items():
+                steps = settings.get("max_steps") if isinstance(settings, dict) else None
+                found.setdefault(str(agent), steps if isinstance(steps, int) else None)
     return found
 
 
