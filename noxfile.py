@@ -81,6 +81,7 @@ def nenyax_session(**options: object) -> Callable[[Callable[..., None]], Callabl
         @functools.wraps(body)
         def run(session: nox.Session, **params: str) -> None:
             host.share_pip_find_links()
+            host.cache_bytecode()
             body(session, **params)
             _release_on_ci(session)
 
