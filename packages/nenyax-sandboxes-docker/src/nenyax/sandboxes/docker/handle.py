@@ -42,8 +42,10 @@ _AFTER_KILL_S = 10.0
 _START_WAIT_S = 60.0
 """How long a command without a timeout waits for room in a full process table."""
 _START_RETRY_S = 0.5
-_PIDS_RESERVE = 4
-"""Processes a command needs to start (the engine's exec, a shell): fewer free than this is a full table."""
+_PIDS_RESERVE = 10
+"""Tasks a command needs to start: fewer free than this is a full table. The limit counts threads, and the
+runtime's exec (runc's init: two clones, then Go's threads) holds about eight at once; with 4, a fork bomb's
+leftovers stayed and the next command was refused for 30 s (podman, CI of 2026-12-05)."""
 _NETWORK_MODE = {NetworkPolicy.NONE: "none", NetworkPolicy.PROXY: "none", NetworkPolicy.FULL: "host"}
 
 
