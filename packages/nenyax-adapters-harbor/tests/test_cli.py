@@ -67,7 +67,7 @@ def test_try_runs_terminus_2_with_the_embedded_model_recording_its_tokens():
     # harbor's own agent drove the embedded model through the proxy, every call with its token ids.
     done = _nenyax(
         "try",
-        example_task("hello-file") + "?max_turns=2",
+        example_task("hello-file") + "?max_turns=1&agent_timeout=15",
         "-m",
         "local:smollm2-135m",
         "--max-tokens",
