@@ -104,8 +104,8 @@ def test_check_table_names_every_check_the_floor_and_the_tier(nenyax):
     done = nenyax("check", "arith:add?size=5", "--samples", "5")
     assert done.exit_code == 0, done.output
     lines = done.stdout.splitlines()
-    # The tier, then what it promises (the tier's own sentence), end the report.
-    assert lines[-2:] == ["Tier: audited", f"  {PROMISES[Tier.AUDITED]}"]
+    # The tier, then what it promises (the tier's own sentence), end the report; 5 tasks are said to be few.
+    assert lines[-2:] == ["Tier: audited, on 5 tasks only: so few prove little", f"  {PROMISES[Tier.AUDITED]}"]
     [header] = [line for line in lines if "outcome" in line]
     assert header.split() == ["check", "outcome", "time", "evidence"]
     assert "nenyax check arith:add?size=5" in done.stdout  # the table's title
@@ -113,6 +113,9 @@ def test_check_table_names_every_check_the_floor_and_the_tier(nenyax):
     floor = next(line for line in lines if line.startswith("Floor: "))
     assert "against the reference's 1.00 over 5 tasks (margin " in floor
     assert floor.endswith(", 0.30 required).")
+    # Ten tasks or more: the tier alone.
+    ten = nenyax("check", "arith:add?size=12", "--samples", "10").stdout.splitlines()
+    assert ten[-2] == "Tier: audited"
 
 
 def test_check_of_an_environment_that_reaches_no_tier_exits_1(installed):

@@ -82,7 +82,7 @@ def test_version_and_plugins_name_the_server_that_serve_needs(tmp_path, server_s
 
 def test_check_says_what_the_tier_reached_promises_and_what_the_next_one_needs(tmp_path):
     audited = nenyax(
-        "check", "arith:add?size=6", sites=[_site(tmp_path / "a", "nenyax_testsupport.fakes:ArithAdapter")]
+        "check", "arith:add?size=20", sites=[_site(tmp_path / "a", "nenyax_testsupport.fakes:ArithAdapter")]
     )
     assert audited.returncode == 0, audited.stderr
     flat = " ".join(audited.stdout.split())

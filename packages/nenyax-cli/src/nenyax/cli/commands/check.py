@@ -32,6 +32,8 @@ from nenyax.core.tiers.checks import CHECKS, MODEL_CHECKS
 from nenyax.core.tiers.measure import DEFAULT_MARGIN, DEFAULT_SAMPLES, TierReport, check
 
 TIERS = [t.label for t in Tier if t is not Tier.NONE]
+FEW_TASKS = 10
+"""An audit over fewer tasks says so in its tier line (a 4-task dataset reaches audited on 4 answers)."""
 _GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 """Where an option the user gave comes from (not a default, nor a --config run.toml's value)."""
 
@@ -75,7 +77,10 @@ def render_report(report: TierReport) -> None:
             markup=False,
             soft_wrap=True,  # one line when piped; a terminal wraps it itself
         )
-    console.print(f"Tier: [bold]{label}[/bold]")
+    caveat = ""
+    if report.tier >= Tier.AUDITED and report.floor is not None and report.floor.tasks < FEW_TASKS:
+        caveat = f", on {report.floor.tasks} task{'s' if report.floor.tasks != 1 else ''} only: so few prove little"
+    console.print(f"Tier: [bold]{label}[/bold]{caveat}")
     for line in explain(report.tier):
         console.print(f"  {line}", markup=False, soft_wrap=True)
     if report.model_results:
