@@ -34,7 +34,7 @@ from nenyax.core import (
     serde,
 )
 from nenyax.core.engine.executors import DEFAULT_BACKEND, backend_names
-from nenyax.core.engine.rundirs import read_config
+from nenyax.core.engine.rundirs import TRAJECTORIES, read_config
 
 
 def _split_ids(values: tuple[str, ...]) -> list[str]:
@@ -148,7 +148,7 @@ def _play(evaluation: Evaluation, *, local: bool, as_json: bool, quiet: bool, ob
         raise
     with bar("episodes", len(evaluation.jobs), quiet) as advance:
         # No drawing per episode unless someone watches.
-        progress = [_Progress(advance)] if watching(quiet) else []
+        progress = [_Progress(advance, out / TRAJECTORIES)] if watching(quiet) else []
         try:
             return evaluation.run([*progress, *observers])
         except KeyboardInterrupt:
@@ -158,15 +158,34 @@ def _play(evaluation: Evaluation, *, local: bool, as_json: bool, quiet: bool, ob
 
 
 class _Progress(Observer):
-    """Draws the bar as each episode ends, with the status counts so far."""
+    """Draws the bar as each episode ends, with the status counts so far and the size of the record."""
 
-    def __init__(self, advance: Callable[..., None]) -> None:
+    def __init__(self, advance: Callable[..., None], record: Path) -> None:
         self.advance = advance
+        self.record = record
         self.statuses: collections.Counter[str] = collections.Counter()
 
     def on_episode_ended(self, event: EpisodeEnded) -> None:
         self.statuses[event.trajectory.status.value] += 1
-        self.advance(note="  ".join(f"{name} {n}" for name, n in sorted(self.statuses.items())))
+        counts = "  ".join(f"{name} {n}" for name, n in sorted(self.statuses.items()))
+        # The record's size as it grows: a run of image episodes can reach gigabytes before it ends.
+        try:
+            size = f"  {readable_size(self.record.stat().st_size)} written"
+        except OSError:
+            size = ""
+        self.advance(note=counts + size)
+
+
+def readable_size(size: int) -> str:
+    """``912 B``, ``3.4 kB``, ``249.1 MB``, ``1.2 GB`` (decimal units)."""
+    if size < 1000:
+        return f"{size} B"
+    scaled = float(size)
+    for unit in ("kB", "MB"):
+        scaled /= 1000
+        if round(scaled, 1) < 1000:
+            return f"{scaled:.1f} {unit}"
+    return f"{scaled / 1000:.1f} GB"
 
 
 def _fill_from_run(ctx: click.Context, resume: Path, opts: dict[str, Any]) -> None:
