@@ -9,10 +9,15 @@ travels in the state only when the server is asked to share it (`reference=True`
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import serving
 
+import nenyax.adapters.datasets
 from nenyax.core import Tier, check, load
+
+SAMPLE = Path(nenyax.adapters.datasets.__path__[0]) / "sample.jsonl"
 
 CASES = {
     "gymnasium, Discrete": "gymnasium:CartPole-v1",
@@ -20,6 +25,7 @@ CASES = {
     "gymnasium, Box (continuous actions)": "gymnasium:Pendulum-v1",
     "gymnasium, tabular (a reference policy)": "gymnasium:FrozenLake-v1",
     "reasoning-gym (text actions, a reference policy)": "reasoning_gym:basic_arithmetic?size=20&seed=7",
+    "datasets (a local file's rows, judged numerically)": f"hf:{SAMPLE}?judge=numeric&id_column=id",
 }
 
 
