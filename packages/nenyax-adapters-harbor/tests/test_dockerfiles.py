@@ -132,6 +132,16 @@ def test_a_run_that_fails_is_an_infra_error_saying_which_line(copy_task):
     assert traj.judgment is None
     assert "environment/Dockerfile cannot be set up in the bwrap sandbox" in traj.error
     assert "its RUN at line 7 failed (exit" in traj.error
+    # check and try put it in their first line (then check names it once, pointing the later failures to it).
+    nenyax = Path(sys.executable).with_name("nenyax")
+    for command in (["check", uri(task)], ["try", uri(task), "--policy", "reference"]):
+        done = subprocess.run([str(nenyax), *command], capture_output=True, text=True, timeout=300, cwd=task)
+        first = done.stdout.strip().splitlines()[0]
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert first.startswith("No episode could start: "), done.stdout
+        assert "its RUN at line 7 failed (exit" in first
+        if command[0] == "check":
+            assert "Failed: evaluable/episode-completes: the same cause as connectable/episode-starts." in done.stdout
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,15 @@ def unseeded_reason(report: TierReport) -> str | None:
     return why if isinstance(why, str) and why.strip() else None
 
 
+STARTS = "connectable/episode-starts"
+
+
+def _cause(evidence: str) -> str:
+    """What an evidence sentence says went wrong, without the episode it happened to ("... of t ended ...: ")."""
+    head, sep, tail = evidence.partition(": ")
+    return tail if sep and ("episode" in head) else evidence
+
+
 def render_report(report: TierReport) -> None:
     """Print the report as a table with the tier reached underneath."""
     from rich.console import Console
@@ -57,12 +66,20 @@ def render_report(report: TierReport) -> None:
     from nenyax.cli.safe import safe_text
 
     console = Console()
+    failures = report.failures()
+    # No episode could start (a server down, a set-up that failed): that is the news, so it comes first.
+    if blocked := next((r for r in failures if r.id == STARTS), None):
+        console.print(safe_text(f"No episode could start: {_cause(blocked.evidence)}"), soft_wrap=True)
     print_results(console, f"nenyax check {report.uri}", report.results)
     # A failed check sits among the rows in tier order, above the passed checks of higher tiers, where it
     # reads as one row among passes: each is said again here, beside the tier it holds down.
-    for result in report.failures():
+    told: dict[str, str] = {}  # each cause once: later checks that failed on it only point to the first
+    for result in failures:
         said = Text(f"{result.outcome.value.capitalize()}: ", style="bold red")
-        said.append_text(safe_text(f"{result.id}: {result.evidence}"))
+        cause = _cause(result.evidence)
+        first = told.setdefault(cause, result.id)
+        evidence = result.evidence if first == result.id else f"the same cause as {first}."
+        said.append_text(safe_text(f"{result.id}: {evidence}"))
         console.print(said, soft_wrap=True)
     if why := unseeded_reason(report):
         console.print(f"Not seeded: {why}", markup=False, soft_wrap=True)

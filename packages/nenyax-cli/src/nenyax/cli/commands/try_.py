@@ -151,6 +151,9 @@ def try_command(
     else:
         from nenyax.cli.replay import render
 
+        if traj.status in (Status.INFRA_ERROR, Status.ENV_ERROR) and not traj.steps and not traj.model_calls:
+            # Nothing was played: why is the news, said first (the replay below ends with it too).
+            click.echo(f"No episode could start: {traj.error}")
         render(traj)
         if html_path is not None:
             click.echo(f"HTML replay written to {html_path}")
