@@ -52,6 +52,17 @@ def test_a_skipped_check_blocks_its_tier(monkeypatch):
     assert _outcomes(report)["trainable/seed-recreates"] is TierOutcome.SKIPPED
 
 
+def test_an_environment_that_replays_only_some_tasks_the_same_is_not_trainable():
+    # One task replayed the same is no evidence: the check replays several, and names the episode's own seed.
+    report = check("arith:add?size=8", registry=_registry("nenyax_testsupport.fakes:MostlyStableAdapter"))
+    assert report.tier is Tier.EVALUABLE
+    [seeded] = [r for r in report.results if r.id == "trainable/seed-recreates"]
+    assert seeded.outcome is TierOutcome.FAILED
+    assert re.search(
+        r"Two episodes of add/0/\d+ \(episode seed \d+\) started from different observations", seeded.evidence
+    )
+
+
 def test_a_server_that_cannot_be_reached_skips_connectable_with_the_reason(monkeypatch):
     report = check("arith:add", registry=_registry("nenyax_testsupport.fakes:UnreachableAdapter"))
     assert report.tier is Tier.NONE

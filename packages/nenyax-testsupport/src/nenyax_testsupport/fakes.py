@@ -302,6 +302,37 @@ class TupleObservationAdapter(ArithAdapter):
         return TupleObservationEnvironment(uri.raw, size=base.size, seed=base.seed)  # type: ignore[attr-defined]
 
 
+class MostlyStableSession(ArithSession):
+    """Its question carries how often its task was opened, on every task but the first one opened."""
+
+    @property
+    def observation(self) -> Any:
+        opened = self.env.opened  # type: ignore[attr-defined]
+        question = super().observation
+        return question if self.task_id == next(iter(opened)) else f"{question} ({opened[self.task_id]})"
+
+
+class MostlyStableEnvironment(ArithEnvironment):
+    """Serves `MostlyStableSession`s: the same seed recreates the first task opened and no other."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.opened: dict[str, int] = {}
+
+    def session(self, task: str | None = None, seed: int | None = None) -> ArithSession:
+        base = super().session(task, seed)
+        self.opened[base.task_id or ""] = self.opened.get(base.task_id or "", 0) + 1
+        return MostlyStableSession(self, base.task_id or "")
+
+
+class MostlyStableAdapter(ArithAdapter):
+    """Flaw: claims `seeded`, yet only one task replays the same (a wrapped Crafter differed in 2 runs of 5)."""
+
+    def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
+        base = super().load(uri, context)
+        return MostlyStableEnvironment(uri.raw, size=base.size, seed=base.seed)  # type: ignore[attr-defined]
+
+
 class AdapterPlugin:
     """A plugin object (as an entry-point module would be) declaring one ``arith`` adapter."""
 

@@ -41,6 +41,9 @@ MAX_GOLD_CONSTANTS = 10
 """The most common short gold answers of the sampled tasks tried as constants."""
 FRESH_PROCESS_TASKS = 5
 """Sampled tasks replayed in the fresh interpreter (hash-dependent generation need not show on every task)."""
+REPLAY_TASKS = 3
+"""Tasks the seed check plays twice: an environment that only sometimes differs (a wrapped Crafter in 2 runs
+of 5 on one task) is caught on one of several far more often."""
 MAX_LISTED_TASKS = 10_000
 """Tasks sampled from (the first this many task ids; more are listed as "at least")."""
 FLOOR_TASKS = 100
@@ -104,7 +107,8 @@ class Context:
 
 def _score(traj: Trajectory, what: str) -> float:
     if traj.status is not Status.OK or traj.judgment is None:
-        raise Fail(f"The {what} episode of task {traj.task_id} ended {traj.status.value}: {traj.error}.")
+        error = str(traj.error or "no error was recorded").rstrip(".")
+        raise Fail(f"The {what} episode of task {traj.task_id} ended {traj.status.value}: {error}.")
     return traj.judgment.score
 
 
@@ -230,24 +234,28 @@ async def _seed_recreates(ctx: Context) -> str:
     caps = env.manifest.capabilities
     if not (caps.seeded or caps.stable_task_ids):
         raise Skip("The environment claims neither `seeded` nor `stable_task_ids`.")
-    task = ctx.need_tasks()[0]
+    tasks = ctx.need_tasks()[:REPLAY_TASKS]
     policy = _playable_policy(ctx, model=False)
-    first = await ctx.rollout(policy, task)
-    second = await ctx.rollout(policy, task)
-    for traj in (first, second):
-        _score(traj, policy)
-    if first_view(first) != first_view(second):
-        raise Fail(
-            f"Two episodes of {task} with seed {ctx.seed} started from different observations "
-            f"({preview(first)} then {preview(second)})."
-        )
-    if replay_view(first) != replay_view(second) or first.score != second.score:
-        raise Fail(
-            f"The same actions on {task} with seed {ctx.seed} gave different steps or scores "
-            f"(episode {fingerprint(replay_view(first))} scored {first.score:g}, "
-            f"then {fingerprint(replay_view(second))} scored {second.score:g})."
-        )
-    return f"Two {policy} episodes of {task} (seed {first.seed}) matched step for step, score {first.score:g}."
+    for task in tasks:
+        # The first episode may be one another check played already; the second is always new.
+        first = await ctx.play(policy, task)
+        second = await ctx.rollout(policy, task)
+        for traj in (first, second):
+            _score(traj, policy)
+        # The episode's own seed, as the environment was given it (the check's seed only chose the tasks).
+        seeded = f"{task} (episode seed {first.seed})" if first.seed is not None else task
+        if first_view(first) != first_view(second):
+            raise Fail(
+                f"Two episodes of {seeded} started from different observations "
+                f"({preview(first)} then {preview(second)})."
+            )
+        if replay_view(first) != replay_view(second) or first.score != second.score:
+            raise Fail(
+                f"The same actions on {seeded} gave different steps or scores "
+                f"(episode {fingerprint(replay_view(first))} scored {first.score:g}, "
+                f"then {fingerprint(replay_view(second))} scored {second.score:g})."
+            )
+    return f"Two {policy} episodes of each of {len(tasks)} task(s) matched step for step."
 
 
 async def _fresh_process(ctx: Context) -> str:
@@ -379,11 +387,15 @@ async def _reference_beats_null(ctx: Context) -> str:
     stochastic = ctx.need_env().manifest.capabilities.stochastic
     refs, nulls = [], []
     for task in ctx.need_tasks():
-        ref = _score(await ctx.play("reference", task), "reference")
+        played = await ctx.play("reference", task)
+        ref = _score(played, "reference")
         null = _score(await ctx.play("null", task), "null")
         if ref < null or (ref == null and not stochastic):
+            # The judge's own words on the reference's reply often say why (an environment's hint included).
+            feedback = played.judgment.feedback if played.judgment else ""
+            said = f" Its judge said: {feedback.rstrip('.')}." if feedback else ""
             raise Fail(
-                f"On {task} (seed {ctx.seed}) the reference scored {ref:g}, not above the null policy's {null:g}."
+                f"On {task} (seed {ctx.seed}) the reference scored {ref:g}, not above the null policy's {null:g}.{said}"
             )
         refs.append(ref)
         nulls.append(null)
