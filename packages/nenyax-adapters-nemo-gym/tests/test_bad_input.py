@@ -108,6 +108,21 @@ def test_the_misbehaving_server_does_score_a_well_behaved_row(misbehaving, tmp_p
     env.close()
 
 
+def test_a_server_grading_the_whole_reply_fails_the_reference_and_check_says_to_send_the_gold(misbehaving, tmp_path):
+    rows = [question(misbehave="whole", expected_answer=str(n)) for n in (41, 42, 43)]
+    path = write_rows(tmp_path / "whole.jsonl", rows)
+    report = check(uri(misbehaving, rows=path))
+    [audit] = [r for r in report.results if r.id == "audited/reference-beats-null"]
+    assert audit.outcome is TierOutcome.FAILED
+    assert "the reference scored 0" in audit.evidence
+    assert "load with ?reference={gold}" in audit.evidence
+    env = load(uri(misbehaving, rows=path) + "&reference={gold}")
+    gold = env.rollout("reference")
+    env.close()
+    assert gold.score == 1.0
+    assert "reference" not in gold.judgment.feedback
+
+
 def test_a_tool_call_the_server_rejects_is_policy_error_with_its_message(counter):
     env = load(uri(counter))
     bad = env.rollout(lambda _: {"name": "increment_counter", "arguments": {"count": "lots"}}, task="example/0")

@@ -23,6 +23,12 @@ class MisbehavingConfig(BaseResourcesServerConfig):
 
 class MisbehavingVerifyRequest(BaseVerifyRequest):
     misbehave: str | None = None
+    expected_answer: str | None = None
+
+
+def _reply_text(body: BaseVerifyRequest) -> str:
+    output = body.response.model_dump().get("output") or []
+    return "".join(part.get("text") or "" for item in output for part in item.get("content") or [])
 
 
 class MisbehavingResourcesServer(SimpleResourcesServer):
@@ -42,6 +48,9 @@ class MisbehavingResourcesServer(SimpleResourcesServer):
             return {"reward": "1.0"}
         if how == "masked":  # nemo-gym 0.7's mask_sample, which 0.4's BaseVerifyResponse does not have
             return {"reward": 0.0, "mask_sample": True, "failure_kind": "judge_unavailable", "failure_reason": "429"}
+        if how == "whole":  # graded as a whole: the reply must be the expected answer and nothing else
+            reward = 1.0 if _reply_text(body).strip() == body.expected_answer else 0.0
+            return BaseVerifyResponse(**body.model_dump(), reward=reward)
         if how == "crash":
             raise RuntimeError("the verifier crashed")
         if how == "drop":

@@ -46,6 +46,10 @@ _ECHOED = ("responses_create_params", "response")
 _DIAGNOSTICS = ("mask_sample", "failure_kind", "failure_reason")
 """nemo-gym 0.7's verify diagnostics: kept when set, dropped at their defaults (False, None), which say nothing."""
 _MISSING = object()
+REFERENCE_HINT = (
+    "the server gave the reference reply (the gold in answer tags, then boxed) nothing; "
+    "a server that grades the whole reply wants the gold alone: load with ?reference={gold}"
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -153,6 +157,8 @@ class NemoGymSession(Session):
         self._turns = 0
         self._verified: dict[str, Any] | None = None
         self._reward: float | None = None
+        self._answer: str | None = None
+        """The final text answer, once given."""
         self._closed = False
 
     @property
@@ -232,6 +238,7 @@ class NemoGymSession(Session):
             msg = f"An action is the answer text or a tool call {shape}, not {type(action).__name__}."
             raise PolicyFailure(msg)
         text = action or ""
+        self._answer = text
         self.output.append(message(f"msg_{self._turns}", text))
         self._turns += 1
         reward = await self._verify()
@@ -271,11 +278,14 @@ class NemoGymSession(Session):
             if isinstance(v, int | float) and k != "reward" and math.isfinite(float(v))
         }
         extracted = self._verified.get("extracted_answer")
+        feedback = f"extracted answer: {extracted}" if extracted is not None else ""
+        if self._reward <= 0 and self._is_default_reference(self._answer):
+            feedback = "; ".join(filter(None, (feedback, REFERENCE_HINT)))
         return Judgment(
             score=self._reward,
             passed=self._reward >= 1.0,
             components=components,
-            feedback=f"extracted answer: {extracted}" if extracted is not None else "",
+            feedback=feedback,
             judge=f"nemo_gym:{self.env.manifest.name}/verify",
         )
 
@@ -319,6 +329,15 @@ class NemoGymSession(Session):
         return call
 
     # ---- built-in policies
+
+    def _is_default_reference(self, answer: str | None) -> bool:
+        """Whether `answer` is the default reference template's reply for this row."""
+        if answer is None or self.env.settings.reference != rowlib.DEFAULT_REFERENCE:
+            return False
+        try:
+            return answer == self.reference_action()
+        except UnsupportedPolicyError:
+            return False
 
     def reference_action(self) -> str:
         """The row's gold answer in the reference template (answer tags and boxed by default)."""
