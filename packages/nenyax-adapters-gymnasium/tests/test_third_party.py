@@ -1,6 +1,7 @@
 """Environments registered by other packages (MiniGrid), by gymnasium's own ``module:EnvId`` form, and env classes
 made with their registration's settings."""
 
+import importlib.util
 import subprocess
 import sys
 
@@ -52,6 +53,23 @@ def test_a_misspelt_third_party_id_gets_a_suggestion():
     with pytest.raises(BadURIError, match="Did you mean 'MiniGrid-Empty-5x5-v0'") as info:
         load("gymnasium:minigrid:MiniGrid-Empty-5x5-v9")
     assert "\n" not in str(info.value)
+
+
+def test_an_id_another_package_registers_suggests_the_form_that_loads_it():
+    # Named alone, MiniGrid's id is unknown until minigrid is imported (a fresh interpreter: this one may have).
+    alone = subprocess.run(
+        [sys.executable, "-c", "from nenyax.core import load; load('gymnasium:MiniGrid-Empty-5x5-v0')"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "Its package registers it when imported: write gymnasium:minigrid:MiniGrid-Empty-5x5-v0." in alone.stderr
+    assert "Known environment ids" not in alone.stderr
+    with pytest.raises(BadURIError, match=r"write gymnasium:ale_py:ALE/Pong-v5") as info:
+        load("gymnasium:ALE/Pong-v5")
+    assert ("pip install ale-py" in str(info.value)) == (importlib.util.find_spec("ale_py") is None)
+    with pytest.raises(BadURIError, match=r"write gymnasium:<module>:Acme/Maze-v0, naming that module\.$"):
+        load("gymnasium:Acme/Maze-v0")
 
 
 def test_an_env_class_uses_its_registration():

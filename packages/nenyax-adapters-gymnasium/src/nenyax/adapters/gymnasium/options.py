@@ -9,6 +9,7 @@ its settings (time limit, reward threshold) are used, as ``gymnasium.make`` of t
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import re
 import sys
@@ -29,8 +30,9 @@ DEFAULT_TIME_LIMIT = 1000
 an episode that never terminates (a null policy walking into a wall) still ends, as truncated."""
 FALLBACKS = ("fail", "noop", "random")
 """What an unparseable model reply does: end the episode as policy_error, or play a fallback action."""
-OBSERVATIONS = ("all", "last", "none")
-"""Which steps keep their observation: every step, the last one only, or none (long or heavy episodes)."""
+OBSERVATIONS = ("auto", "all", "ends", "last", "none")
+"""Which steps keep their observation: every step, the first and the last, the last one only, or none (long or
+heavy episodes); ``auto`` is ``ends`` for image observations and ``all`` for the rest."""
 DEFAULT_RETRIES = 3
 """Unparseable replies a chat policy may follow with another reply, per action, before `on_unparseable` applies."""
 MAX_RETRIES = 20
@@ -38,7 +40,7 @@ OPTIONS = Options(
     "gymnasium",
     Option("tasks", int, default=DEFAULT_TASKS, minimum=1, help="How many seeds the task list holds."),
     Option("on_unparseable", str, default="fail", choices=FALLBACKS, help="What an unparseable reply does."),
-    Option("observations", str, default="all", choices=OBSERVATIONS, help="Which steps keep their observation."),
+    Option("observations", str, default="auto", choices=OBSERVATIONS, help="Which steps keep their observation."),
     Option(
         "retries",
         int,
@@ -68,7 +70,7 @@ class GymSpec:
     """Keyword arguments for ``gymnasium.make`` (the env's own, plus ``max_episode_steps``...)."""
     tasks: int
     on_unparseable: str
-    observations: str = "all"
+    observations: str = "auto"
     """Which steps record their observation (`OBSERVATIONS`)."""
     retries: int = DEFAULT_RETRIES
     """Replies a chat policy may retry per action after an unparseable one, told the parser's error."""
@@ -78,12 +80,46 @@ def _one_line(text: object) -> str:
     return " ".join(str(text).split()).rstrip(".")
 
 
+# Packages whose environments register only when their module is imported, by the id's namespace or prefix:
+# (module, what pip installs).
+THIRD_PARTY = {
+    "ALE/": ("ale_py", "ale-py"),
+    "MiniGrid-": ("minigrid", "minigrid"),
+    "BabyAI-": ("minigrid", "minigrid"),
+    "MiniWorld-": ("miniworld", "miniworld"),
+    "gymnasium_2048/": ("gymnasium_2048", "gymnasium-2048"),
+    "highway-": ("highway_env", "highway-env"),
+    "merge-": ("highway_env", "highway-env"),
+    "roundabout-": ("highway_env", "highway-env"),
+    "parking-": ("highway_env", "highway-env"),
+    "intersection-": ("highway_env", "highway-env"),
+    "racetrack-": ("highway_env", "highway-env"),
+}
+
+
 def _registered_id(target: str) -> str:
     if target in gym.registry:
         return target
-    suggestion = did_you_mean(target, gym.registry, "environment id")
-    msg = f"gymnasium has no environment {target!r}." + suggestion
+    close = did_you_mean(target, gym.registry)
+    msg = f"gymnasium has no environment {target!r}." + (close or _other_package(target))
     raise BadURIError(msg)
+
+
+def _other_package(target: str) -> str:
+    """How to name an id another package registers: ``gymnasium:<module>:<id>``, as ``gymnasium.make`` takes it."""
+    known = next((how for prefix, how in THIRD_PARTY.items() if target.startswith(prefix)), None)
+    if known is None:
+        if "/" not in target:
+            return did_you_mean(target, gym.registry, "environment id")
+        return (
+            f" Another package registers {target!r} when its module is imported: write "
+            f"gymnasium:<module>:{target}, naming that module."
+        )
+    module, distribution = known
+    said = f" Its package registers it when imported: write gymnasium:{module}:{target}"
+    if importlib.util.find_spec(module) is None:
+        return f"{said} ({module} is not installed: pip install {distribution})."
+    return f"{said}."
 
 
 def import_module(module_name: str, target: str) -> Any:
