@@ -107,8 +107,17 @@ def _b64(array):
     return base64.b64encode(array.tobytes()).decode()
 
 
-def test_observations_option_keeps_all_the_last_or_none():
-    every = load(_uri("image", "&length=5")).rollout(lambda obs: 0, seed=1)
+def test_observations_option_keeps_all_the_ends_the_last_or_none():
+    every = load(_uri("image", "&length=5&observations=all")).rollout(lambda obs: 0, seed=1)
+    ends = load(_uri("image", "&length=5&observations=ends")).rollout(lambda obs: 0, seed=1)
+    assert [s.observation for s in ends.steps] == [
+        every.steps[0].observation,
+        None,
+        None,
+        None,
+        every.steps[-1].observation,
+    ]
+    assert ends.final_observation == every.final_observation
     last = load(_uri("image", "&length=5&observations=last")).rollout(lambda obs: 0, seed=1)
     none = load(_uri("image", "&length=5&observations=none")).rollout(lambda obs: 0, seed=1)
     assert all(s.observation is not None for s in every.steps)
@@ -121,9 +130,25 @@ def test_observations_option_keeps_all_the_last_or_none():
     assert load(_uri("box", "&observations=last")).manifest.extra["observations"] == "last"
 
 
+def test_an_image_env_keeps_its_first_and_last_frames_by_default_and_others_keep_all():
+    # Every frame of two random Pong episodes came to 249 MB: by default an image env keeps where it began and ended.
+    image = load(_uri("image", "&length=5"))
+    assert image.manifest.extra["observations"] == "ends"
+    kept = [s.observation is not None for s in image.rollout(lambda obs: 0, seed=1).steps]
+    assert kept == [True, False, False, False, True]
+    assert load(_uri("image_dict", "&length=5")).manifest.extra["observations"] == "ends"
+    for small in ("box", "dict", "multibinary"):
+        env = load(_uri(small, "&length=5"))
+        assert env.manifest.extra["observations"] == "all"
+        assert all(s.observation is not None for s in env.rollout(lambda obs: 0, seed=1).steps)
+
+
 @pytest.mark.parametrize(
     ("query", "fragment"),
-    [("observations=some", "observations in .* must be one of all, last, none"), ("retries=-1", "from 0 to 20")],
+    [
+        ("observations=some", "observations in .* must be one of auto, all, ends, last, none"),
+        ("retries=-1", "from 0 to 20"),
+    ],
 )
 def test_bad_recording_options_are_one_sentence(query, fragment):
     with pytest.raises(BadURIError, match=fragment):

@@ -13,7 +13,7 @@ from nenyax.adapters.gymnasium.codec import codec_problem
 from nenyax.adapters.gymnasium.meanings import action_meanings
 from nenyax.adapters.gymnasium.reference import TabularPlan, plan, table_of
 from nenyax.adapters.gymnasium.session import GymSession
-from nenyax.adapters.gymnasium.spaces import jsonable
+from nenyax.adapters.gymnasium.spaces import holds_an_image, jsonable
 from nenyax.core import MAX_SEED, Capabilities, Manifest, Mode, ReturnJudge, Split, StepEnvironment
 from nenyax.core.errors import BadURIError
 
@@ -53,6 +53,12 @@ class GymEnvironment(StepEnvironment):
         self.reuse_envs = not type(first.unwrapped).__module__.startswith(FRESH_ENV_MODULES)
         self.observation_space: spaces.Space[Any] = first.observation_space
         self.action_space: spaces.Space[Any] = first.action_space
+        self.observations = spec.observations
+        if self.observations == "auto":
+            # Every frame of an image env is heavy (two random Pong episodes wrote 249 MB with all of them):
+            # the first and the last frames still show where an episode began and ended, and seed checks compare
+            # the first one.
+            self.observations = "ends" if holds_an_image(self.observation_space) else "all"
         unwrapped = first.unwrapped
         n_actions = self.action_space.n if isinstance(self.action_space, spaces.Discrete) else 0
         self.meanings = action_meanings(unwrapped, int(n_actions)) if n_actions else None
@@ -120,7 +126,7 @@ class GymEnvironment(StepEnvironment):
                 "text_codec": self.codec_problem or "ok",
                 "on_unparseable": self.spec.on_unparseable,
                 "retries": self.spec.retries,
-                "observations": self.spec.observations,
+                "observations": self.observations,
                 "reuses_envs": self.reuse_envs,
                 "action_meanings": list(self.meanings or ()),
             },

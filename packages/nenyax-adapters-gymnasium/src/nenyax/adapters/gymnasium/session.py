@@ -50,7 +50,7 @@ class GymSession(Session):
         self._obs_space = self._gym.observation_space
         self._act_space = self._gym.action_space
         self._array_obs = isinstance(self._obs_space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary)
-        self._record = env.spec.observations
+        self._record = env.observations
         self._retries_left = env.spec.retries
         self._feedback: str | None = None
         act = self._act_space
@@ -101,7 +101,7 @@ class GymSession(Session):
         self._obs = obs
         self._done = bool(terminated or truncated)
         self._retries_left = self.env.spec.retries  # each action gets its own retries
-        if self._record == "last" and not self._done:
+        if self._record in ("last", "ends") and not self._done and not (self._record == "ends" and self._elapsed == 1):
             observation_json = None
         self._last_reward = float(reward)
         info = jsonable(info) if info else {}

@@ -32,6 +32,21 @@ SUPPORTED = (
 """Space types with a JSON layout, a null action and a text codec."""
 
 
+IMAGE_SIZE = 4096
+"""Bytes from which a uint8 grid is an image (64x64): MiniGrid's 7x7x3 symbolic view is not one."""
+
+
+def holds_an_image(space: spaces.Space[Any]) -> bool:
+    """Whether observations of `space` carry an image: a uint8 Box of 2 or 3 dimensions (in a Dict or Tuple too)."""
+    if isinstance(space, spaces.Box):
+        return space.dtype == np.uint8 and len(space.shape) in (2, 3) and math.prod(space.shape) >= IMAGE_SIZE
+    if isinstance(space, spaces.Dict):
+        return any(holds_an_image(inner) for inner in space.spaces.values())
+    if isinstance(space, spaces.Tuple):
+        return any(holds_an_image(inner) for inner in space.spaces)
+    return False
+
+
 def to_json(space: spaces.Space[Any], value: Any, *, plain: bool = False) -> Any:
     """A JSON-native copy of `value`, an element of `space`: arrays in core's encoding, as records keep them.
 
