@@ -4,12 +4,11 @@ The environment is core's arithmetic fake in a distribution written to disk (see
 """
 
 import os
-import pty
-import subprocess
 import sys
 
 from nenyax.cli.commands.eval_ import readable_size
 from nenyax_testsupport.distributions import write_distribution
+from nenyax_testsupport.terminal import run_in_terminal
 
 PLUGIN = """
 from nenyax.core.hookspecs import PluginSpec, hookimpl
@@ -21,26 +20,12 @@ def nenyax_register_adapters():
 """
 
 
-def _at_a_terminal(args, site, cwd):
+def _at_a_terminal(args, site):
     """Run the CLI with stdout and stderr on one pseudo-terminal; everything it drew, as text."""
-    leader, follower = pty.openpty()
     env = {**os.environ, "PYTHONPATH": str(site), "NENYAX_STRICT_PLUGINS": "0", "COLUMNS": "200", "TERM": "xterm"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nenyax.cli", *args], stdout=follower, stderr=follower, env=env, cwd=cwd
-    )
-    os.close(follower)
-    drawn = bytearray()
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal closed: the command ended
-            break
-        if not chunk:
-            break
-        drawn += chunk
-    os.close(leader)
-    assert proc.wait(timeout=120) == 0, drawn.decode(errors="replace")
-    return drawn.decode(errors="replace")
+    code, drawn = run_in_terminal([sys.executable, "-m", "nenyax.cli", *args], env, timeout=120)
+    assert code == 0, drawn
+    return drawn
 
 
 def test_the_bar_says_how_much_the_run_has_written(tmp_path):
@@ -48,7 +33,7 @@ def test_the_bar_says_how_much_the_run_has_written(tmp_path):
         tmp_path / "site", "nenyax-arith", "1.0.0", {"arith": "nenyax_arith_plugin"}, {"nenyax_arith_plugin": PLUGIN}
     )
     out = tmp_path / "run"
-    drawn = _at_a_terminal(["eval", "arith:add?size=400", "--policy", "reference", "--out", str(out)], site, tmp_path)
+    drawn = _at_a_terminal(["eval", "arith:add?size=400", "--policy", "reference", "--out", str(out)], site)
     written = (out / "trajectories.jsonl").stat().st_size
     assert "ok 400" in drawn
     assert f"{readable_size(written)} written" in drawn
