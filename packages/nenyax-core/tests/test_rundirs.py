@@ -245,23 +245,25 @@ def test_a_run_started_before_its_environment_loaded_records_the_manifest_later(
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["run.toml"]  # no partial file left behind
 
 
-def test_a_default_run_path_is_the_time_and_the_uri_made_a_name_and_never_an_old_one(tmp_path):
+def test_a_default_run_path_is_the_time_and_the_uri_made_a_name_and_never_an_old_one(tmp_path, monkeypatch):
     import re
 
-    from nenyax.core.engine.rundirs import default_run_path
+    from nenyax.core.engine import rundirs
 
-    path = default_run_path(tmp_path, "reasoning_gym:basic_arithmetic?size=5&seed=1")
+    path = rundirs.default_run_path(tmp_path, "reasoning_gym:basic_arithmetic?size=5&seed=1")
     assert path.parent == tmp_path
     assert re.fullmatch(r"\d{8}-\d{6}-reasoning_gym-basic_arithmetic-size-5-seed-1", path.name), path.name
-    long = default_run_path(tmp_path, "x:" + "a" * 80)
+    long = rundirs.default_run_path(tmp_path, "x:" + "a" * 80)
     assert long.name.endswith("-x-" + "a" * 58)  # the URI part ("x-aaa...") is cut at 60 characters
-    assert default_run_path(tmp_path, "gym:Cart/?").name.endswith("-gym-Cart")  # no trailing dash
-    path.mkdir()
-    second = default_run_path(tmp_path, "reasoning_gym:basic_arithmetic?size=5&seed=1")
-    if second.name.startswith(path.name):  # the same second: a suffix, counted up past every one taken
-        assert second.name == f"{path.name}~2"
-        second.mkdir()
-        assert default_run_path(tmp_path, "reasoning_gym:basic_arithmetic?size=5&seed=1").name == f"{path.name}~3"
+    assert rundirs.default_run_path(tmp_path, "gym:Cart/?").name.endswith("-gym-Cart")  # no trailing dash
+    # The same second twice: a suffix, counted up past every one taken (the clock is held so it always is).
+    monkeypatch.setattr(rundirs.time, "strftime", lambda _format: "20261205-163216")
+    first = rundirs.default_run_path(tmp_path, "reasoning_gym:basic_arithmetic?size=5&seed=1")
+    first.mkdir()
+    second = rundirs.default_run_path(tmp_path, "reasoning_gym:basic_arithmetic?size=5&seed=1")
+    assert second.name == f"{first.name}~2"
+    second.mkdir()
+    assert rundirs.default_run_path(tmp_path, "reasoning_gym:basic_arithmetic?size=5&seed=1").name == f"{first.name}~3"
 
 
 @pytest.mark.parametrize("key", ["api_key", "token", "password", "secret"])
