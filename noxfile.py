@@ -133,7 +133,8 @@ def _run_tests(session: nox.Session, lane: Lane) -> None:
     host.ensure_debian(session, debian([lane.package, *lane.siblings]))
     extra = [*third_party(lane.group), "pytest-timeout", XDIST]
     _install_local(session, lane.package, *lane.siblings, extra=extra)
-    env = _env(session, **host.server_venvs(session, [lane.package]), **lane.env)
+    replaced = {lane.package: lane.server_venv} if lane.server_venv else None
+    env = _env(session, **host.server_venvs(session, [lane.package], replaced), **lane.env)
     session.chdir(PACKAGES[lane.package])
     session.run(*PYTEST, *WORKERS, *lane.pytest, *session.posargs, env=env)
 

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import nox
 
@@ -94,17 +95,19 @@ def ensure_debian(session: nox.Session, packages: Iterable[str]) -> None:
     session.run("apt-get", "install", "-y", "-qq", *missing, external=True, env=env, silent=True)
 
 
-def server_venvs(session: nox.Session, packages: Iterable[str]) -> dict[str, str]:
+def server_venvs(
+    session: nox.Session, packages: Iterable[str], replaced: dict[str, dict[str, Any]] | None = None
+) -> dict[str, str]:
     """[tool.nenyax.server-venv]: a venv of another Python holding an upstream server a package's tests
     run as a subprocess (nemo-gym needs Python >= 3.12); returns {the table's env var: that venv's python}.
 
     It holds upstream code only, so it is cached outside the checkout (`SERVER_VENVS`), one per table:
     a fresh clone on a machine that built it before reuses it (building it takes about 3 minutes), and a
-    changed table builds another.
+    changed table builds another. `replaced` gives a package another table (a lane's other server version).
     """
     found = {}
     for package in sorted(packages):
-        spec = workspace.declared(package).get("server-venv")
+        spec = (replaced or {}).get(package) or workspace.declared(package).get("server-venv")
         if not spec:
             continue
         wanted = json.dumps(spec, sort_keys=True)
@@ -114,6 +117,8 @@ def server_venvs(session: nox.Session, packages: Iterable[str]) -> dict[str, str
             interpreter = find_python(session, spec["python"])
             session.run_install("uv", "venv", "-q", "--clear", "--python", interpreter, str(venv), external=True)
             install = ["uv", "pip", "install", "-q", "--python", str(python)]
+            if "python-version" in spec:
+                install += ["--python-version", spec["python-version"]]
             session.run_install(*install, *spec["requires"], *CONSTRAINTS, external=True)
             stamp.write_text(wanted)
         found[spec["env"]] = str(python)

@@ -10,11 +10,14 @@ The keys (all optional):
 - `shared` (default true): false leaves it out of `tests(package=...)`, its test group out of `integration`
   and itself out of `bench`; its own `sessions` (or a session of noxfile.py's, `podman`) test it.
 - `[tool.nenyax.server-venv]`: `python`, `requires`, `env`: a cached venv of another Python holding an
-  upstream server its tests start; `env` names the variable that points them at its python.
+  upstream server its tests start; `env` names the variable that points them at its python. `python-version`
+  (optional) resolves `requires` as if for that Python (an upstream release whose Requires-Python asks for a
+  patch release newer than the one installed here).
 - `[tool.nenyax.sessions.<name>]`: a session of its own (in nox's default list), running its tests with its
   test group changed: `about` (the session's docstring), `python` (default 3.11), `drop` (names taken out of
   the test group), `requires` (added to it; first-party names install from source), `env` (variables set
-  for pytest), `pytest` (arguments before the session's own).
+  for pytest), `pytest` (arguments before the session's own), `server-venv` (replaces the package's
+  `[tool.nenyax.server-venv]` for this session: another version of the upstream server).
 - `beside` and `[tool.nenyax.cannot-share]`: what a user installs beside it, and the distributions it cannot
   share an environment with (the `together` session; noxlib/together.py).
 """
@@ -121,6 +124,8 @@ class Lane:
     requires: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     pytest: tuple[str, ...] = ()
+    server_venv: dict[str, Any] | None = None
+    """Replaces the package's `[tool.nenyax.server-venv]` for this lane."""
 
     @property
     def group(self) -> list[str]:
@@ -138,11 +143,10 @@ def own_lanes() -> list[Lane]:
     lanes = []
     for package in PACKAGES:
         for lane_name, spec in declared(package).get("sessions", {}).items():
-            unknown = set(spec) - {"about", "python", "drop", "requires", "env", "pytest"}
+            unknown = set(spec) - {"about", "python", "drop", "requires", "env", "pytest", "server-venv"}
             if unknown:
                 raise ValueError(f"{package}'s [tool.nenyax.sessions.{lane_name}] has unknown keys: {sorted(unknown)}.")
             lists = {key: tuple(spec[key]) for key in ("drop", "requires", "pytest") if key in spec}
-            lanes.append(
-                Lane(package, lane_name, spec["about"], spec.get("python", PYTHON), env=spec.get("env", {}), **lists)
-            )
+            python, env, server_venv = spec.get("python", PYTHON), spec.get("env", {}), spec.get("server-venv")
+            lanes.append(Lane(package, lane_name, spec["about"], python, env=env, server_venv=server_venv, **lists))
     return lanes

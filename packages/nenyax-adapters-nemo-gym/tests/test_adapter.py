@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import os
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -253,6 +254,14 @@ def test_rollouts_run_concurrently_against_one_server(mcqa):
         assert all(t.status is Status.OK and t.score == 1.0 for t in trajs)
     finally:
         env.close()
+
+
+def test_the_servers_are_the_nemo_gym_release_the_session_names(nemo_gym_version):
+    """The version lanes (nemo-gym-0.6, nemo-gym-0.7) name the release their server venv must hold."""
+    expected = os.environ.get("NENYAX_NEMO_GYM_EXPECTED")
+    if not expected:
+        pytest.skip("NENYAX_NEMO_GYM_EXPECTED is not set: the version lanes set it.")
+    assert nemo_gym_version == expected
 
 
 def test_launcher_reports_the_shipped_datasets(mcqa, nemo_gym_version):
