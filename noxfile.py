@@ -32,6 +32,7 @@ from noxlib.workspace import (
     Lane,
     closure,
     debian,
+    declared,
     nodeps,
     own_lanes,
     published,
@@ -240,13 +241,23 @@ def together(session: nox.Session) -> None:
         state = "resolve together, but " if ok else "cannot be resolved together: "
         session.log(f"{pair.declared_by} and {pair.other} {state}{pair.why}")
     held = sharing.sharing(products)
-    _install_local(session, *held, extra=[r for p in held for r in sharing.beside(p)])
+    host.ensure_debian(session, debian(held))
+    # The tests' own helpers and runner too, for one episode of each adapter's suite (below).
+    tools = ["pytest>=8", "pytest-timeout"]
+    _install_local(session, *held, "nenyax-testsupport", extra=[*tools, *(r for p in held for r in sharing.beside(p))])
     if _install_only(session):
         return
     modules = [module for package in held for module in _modules(package)]
     # litellm (harbor's) fetches a price map from GitHub on import, retrying for seconds: its bundled copy serves.
     session.run("python", "-P", str(IMPORT_MODULES), *modules, env={**ENV, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
     session.run("nenyax", "plugins", "--json", env=_env(session), silent=True)
+    # Importing is not playing (harbor loads terminus-2 only when a model plays): each adapter's chosen
+    # episode test runs here, from its own folder (its conftest and pytest settings), and may not skip.
+    env = _env(session, PYTHONPATH=str(ROOT))
+    for package in held:
+        if test := declared(package).get("together-test"):
+            session.chdir(PACKAGES[package])
+            session.run(*PYTEST, "-p", "noxlib.no_skips", test, env=env)
 
 
 # The README's quickstart: what a new user installs to run the main job.

@@ -20,6 +20,8 @@ The keys (all optional):
   `[tool.nenyax.server-venv]` for this session: another version of the upstream server).
 - `beside` and `[tool.nenyax.cannot-share]`: what a user installs beside it, and the distributions it cannot
   share an environment with (the `together` session; noxlib/together.py).
+- `together-test`: one test of its suite that plays an episode, run in the `together` session with every
+  distribution installed (it may not skip there).
 """
 
 from __future__ import annotations
