@@ -359,6 +359,31 @@ def test_a_rollout_environment_whose_gold_answer_is_one_constant_is_not_audited(
     assert same.tier is Tier.TRAINABLE
 
 
+def test_a_native_loop_s_floor_plays_episodes_at_once_where_sessions_may_run_concurrently(monkeypatch):
+    """Each episode of a native loop mostly waits (a harness process, a server): the floor plays
+    `EPISODES_AT_ONCE` of them at a time, and measures the same floor as one at a time."""
+    from nenyax.core.tiers.checks import EPISODES_AT_ONCE
+    from nenyax_testsupport.native_fakes import NativeAdapters, ToolMathEnvironment
+
+    made = []
+    make = ToolMathEnvironment.__init__
+
+    def keep(self, *args, **kwargs):
+        make(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(ToolMathEnvironment, "__init__", keep)
+    registry = Registry.from_plugins(("native", NativeAdapters()))
+    at_once = check("toolmath:mul?size=4&same=true", samples=4, registry=registry)
+    assert max(env.most_active for env in made) == EPISODES_AT_ONCE
+    made.clear()
+    one_by_one = check("toolmath:mul?size=4&same=true&concurrent=false", samples=4, registry=registry)
+    assert max(env.most_active for env in made) == 1
+    assert at_once.floor == one_by_one.floor
+    assert at_once.floor.probe.startswith("a constant answer")
+    assert at_once.tier is one_by_one.tier is Tier.TRAINABLE
+
+
 def test_the_floor_is_measured_on_many_more_tasks_than_the_sample():
     report = check(
         "arith:add?size=400", samples=5, registry=_registry("nenyax_testsupport.fakes:ZeroHeavyArithAdapter")

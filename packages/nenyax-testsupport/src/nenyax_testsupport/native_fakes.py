@@ -226,11 +226,13 @@ class NativeAdapters:
 
 
 class ToolMathAdapter:
-    """``toolmath:mul?size=N`` (``&same=true``: every task asks the same multiplication)."""
+    """``toolmath:mul?size=N`` (``&same=true``: every task asks the same multiplication; ``&concurrent=false``:
+    it does not allow concurrent sessions)."""
 
     def load(self, uri: Any, context: Any = None) -> ToolMathEnvironment:
         same = bool(uri.params.get("same", False))
-        return ToolMathEnvironment(uri.raw, size=int(uri.params.get("size", 6)), same=same)
+        concurrent = bool(uri.params.get("concurrent", True))
+        return ToolMathEnvironment(uri.raw, size=int(uri.params.get("size", 6)), concurrent=concurrent, same=same)
 
     def examples(self) -> list[str]:
         return ["toolmath:mul"]

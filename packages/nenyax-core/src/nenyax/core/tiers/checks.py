@@ -7,6 +7,7 @@ its tier) or `Fail` with what it tried and what it saw.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 from collections import Counter
@@ -49,6 +50,11 @@ MAX_LISTED_TASKS = 10_000
 FLOOR_TASKS = 100
 """Step mode: the tasks the floor's cheap policies play (an episode of a constant costs microseconds), many
 more than the reference's sample, so the floor is not flattered by the luck of a small sample."""
+
+EPISODES_AT_ONCE = 4
+"""A native loop's episodes the floor plays at once: each mostly waits (on a harness process, a server, a
+model), so a verifiers `check` of 4 tasks spends 30 s on its floor instead of 46 (figures: README of
+nenyax-adapters-verifiers). Step mode computes rather than waits, and a harness's sandboxes stay one at a time."""
 
 DEFAULT_MARGIN = 0.3
 """How far, by default, the reference's mean score must be above the floor (the best cheap policy's)."""
@@ -103,6 +109,22 @@ class Context:
         if key not in self.cache:
             self.cache[key] = [await self.rollout(policy, task)]
         return self.cache[key][0]
+
+    async def play_all(self, plays: list[tuple[str | Any, str, str | None]]) -> list[Trajectory]:
+        """`play` of each ``(policy, task, key)``, in that order; a native loop's (rollout mode) up to
+        `EPISODES_AT_ONCE` at a time where the environment allows concurrent sessions."""
+        env = self.need_env()
+        if env.manifest.mode is not Mode.ROLLOUT or not env.manifest.capabilities.concurrent_sessions:
+            return [await self.play(policy, task, key) for policy, task, key in plays]
+        gate = asyncio.Semaphore(EPISODES_AT_ONCE)
+
+        async def one(policy: str | Any, task: str, key: str | None) -> Trajectory:
+            async with gate:
+                return await self.play(policy, task, key)
+
+        async with asyncio.TaskGroup() as group:  # one failing episode cancels the rest, as the loop would
+            running = [group.create_task(one(*play)) for play in plays]
+        return [done.result() for done in running]
 
 
 def _score(traj: Trajectory, what: str) -> float:
@@ -482,15 +504,17 @@ async def _reference_beats_floor(ctx: Context) -> str:
     env = ctx.need_env()
     ctx.claim("reference_policy")
     tasks = ctx.need_tasks()
-    refs = [_score(await ctx.play("reference", task), "reference") for task in tasks]
+    refs = [_score(traj, "reference") for traj in await ctx.play_all([("reference", task, None) for task in tasks])]
     reference = _mean(refs)
     # Step mode's cheap policies play many more tasks; a native loop's or a harness's episode costs too much.
     floor_tasks = ctx.floor_tasks or tasks if isinstance(env, StepEnvironment) else tasks
     best_name, best, upper = "", -math.inf, -math.inf  # upper: the 95% upper bound of the best floor
-    for name, policy in await _probes(ctx, env):
+    probes = await _probes(ctx, env)
+    played = iter(await ctx.play_all([(policy, task, name) for name, policy in probes for task in floor_tasks]))
+    for name, _policy in probes:
         scores = []
         for task in floor_tasks:
-            traj = await ctx.play(policy, task, key=name)
+            traj = next(played)
             if traj.status is Status.VERIFIER_ERROR:
                 raise Fail(f"The verifier crashed on {name} for {task} instead of scoring it: {traj.error}")
             # A cheap policy the environment refuses (policy_error) is judged 0, as any failing policy is.
