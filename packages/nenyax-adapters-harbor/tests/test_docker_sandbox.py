@@ -39,3 +39,36 @@ def test_partial_credit_is_the_same_as_in_bwrap():
     assert traj.status is Status.OK, traj.error
     assert traj.judgment.score == 0.0
     assert traj.judgment.components == {"a": 0.0, "b": 0.0, "c": 0.0}
+
+
+APT_DOCKERFILE = """FROM debian:bookworm-slim
+WORKDIR /app
+COPY data/ /srv/data/
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends jq > /dev/null
+"""
+"""The usual way a task sets itself up: its tools installed with apt, its data copied in."""
+
+
+def test_a_dockerfile_that_apt_installs_its_tools_is_built_with_the_network_as_harbor_builds_it(copy_task):
+    task = copy_task("hello-file")
+    (task / "environment" / "data").mkdir()
+    (task / "environment" / "data" / "greeting.json").write_text('{"greeting": "Hello, world!"}\n')
+    (task / "environment" / "Dockerfile").write_text(APT_DOCKERFILE)
+    (task / "solution" / "solve.sh").write_text(
+        "#!/bin/bash\njq -r .greeting /srv/data/greeting.json > /app/hello.txt\n"
+    )
+    env = load(uri(task, "sandbox=docker"))
+    traj = env.rollout("reference")
+    assert traj.status is Status.OK, traj.error
+    assert traj.judgment.score == 1.0
+    assert traj.info["sandbox"]["dockerfile_built"] is True
+    assert env.rollout("null").judgment.score == 0.0
+    # (Built with build_network="none", the RUN would fail on Docker Engine; podman 4.3 ignores a build's
+    # network mode, which the docker sandbox's own suite measures.)
+
+
+def test_a_task_s_image_is_built_with_the_network_unless_the_uri_says_otherwise():
+    """As harbor's own runner builds it (`docker build` has the network; only the agent's run is cut off)."""
+    assert load(HELLO)._sandbox().build_network == "host"
+    told = load(uri(EXAMPLES_DIR / "hello-file", 'sandbox=docker&sandbox_options={"build_network":"none"}'))
+    assert told._sandbox().build_network == "none"

@@ -9,6 +9,7 @@ in the trajectory.
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import tempfile
@@ -157,11 +158,26 @@ class HarborEnvironment(TaskEnvironment):
         """The sandbox backend every trial of this environment shares, made on first use."""
         if self._backend is None:
             try:
-                self._backend = self._registry.create("sandbox", self.spec.sandbox, **self.spec.sandbox_options)
+                self._backend = self._registry.create("sandbox", self.spec.sandbox, **self._sandbox_options())
             except NenyaxError as exc:
                 raise InfraFailure(f"The {self.spec.sandbox} sandbox cannot run here: {describe(exc)}") from exc
             HANDOFFS[self._handoff] = self._backend
         return self._backend
+
+    def _sandbox_options(self) -> dict[str, Any]:
+        """The sandbox's options as given; and where it builds images and takes a ``build_network`` (the
+        docker sandbox) not given, ``host``: harbor's own runner builds a task's image with the network, as
+        ``docker build`` does, so a Dockerfile's ``RUN apt-get install`` works; only the agent's run is cut
+        off (the task's ``allow_internet``)."""
+        options = dict(self.spec.sandbox_options)
+        factory = self._registry.factory("sandbox", self.spec.sandbox)
+        try:
+            takes = "build_network" in inspect.signature(factory).parameters
+        except (TypeError, ValueError):  # a factory without a signature to read: its options as given
+            takes = False
+        if takes and "build_network" not in options:
+            options["build_network"] = "host"
+        return options
 
     def _agent(self, episode: NativeEpisode, task: HarborTask) -> Any:
         from harbor.models.trial.config import AgentConfig

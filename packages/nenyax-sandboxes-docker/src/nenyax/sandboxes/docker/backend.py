@@ -44,7 +44,8 @@ class DockerSandbox:
     `base_url` is the engine (default: ``DOCKER_HOST``, with its TLS settings); `base_image` the image
     `default_image` names (a Debian one: the kit's probes use ``sh`` and ``bash``). `build_network`
     is what ``RUN`` steps reach: ``none`` or ``host`` (default: ``host`` when the spec's network is
-    ``full``, else ``none``). `cgroup_parent` places every container's control group (default: a group
+    ``full``, else ``none``); podman 4.3's service ignores it, its ``RUN`` steps always reach the host's.
+    `cgroup_parent` places every container's control group (default: a group
     of its own below this process's, with a local ``cgroupfs`` engine; the engine's default elsewhere).
     `timeout` bounds each API call in seconds (never a command's or a build's own run).
     """
