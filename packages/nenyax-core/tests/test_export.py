@@ -125,3 +125,22 @@ def test_the_destination_is_replaced_whole_and_only_once_complete(mixed):
         export(FIXTURES / "cartpole.jsonl", out=out, rows="sft")
     assert len(_lines(out)) == 1, "a refused export leaves the old file as it was"
     assert [p.name for p in mixed.iterdir() if p.name.startswith(".")] == [], "no partial file is left behind"
+
+
+def test_merged_and_steps_rows_are_the_recorded_ids_and_logprobs_for_a_trainer(mixed):
+    from nenyax.core.engine.sinks import read_trajectories
+
+    played = [t for t in read_trajectories(mixed / TRAJECTORIES) if t.model_calls]
+    for shape in ("merged", "steps"):
+        result = export(mixed, rows=shape)
+        assert result.destination == str(mixed / f"{shape}.jsonl")
+        written = _lines(result.destination)
+        assert len(written) == len(played)  # single-call episodes; CartPole made no model call, so no row
+        for row, traj in zip(written, played, strict=True):
+            call = traj.model_calls[0]
+            assert row["prompt_ids"] == list(call.prompt_token_ids)
+            assert row["completion_ids"] == list(call.completion_token_ids)
+            assert row["logprobs"] == pytest.approx(list(call.logprobs), abs=0)
+            assert row["loss_mask"] == [1] * len(call.completion_token_ids)
+            assert row["trainable"] is traj.status.trainable
+            assert row["reward"] == (traj.score if traj.status.trainable else None)

@@ -63,6 +63,7 @@ _EXPORTS: dict[str, str] = {
     ),
     **dict.fromkeys(("ChatRequest", "Delta", "SAMPLING_KEYS", "TextRequest"), "nenyax.core.contract.chat"),
     **dict.fromkeys(("ColumnType", "RowSchema"), "nenyax.core.contract.row_schema"),
+    **dict.fromkeys(("Forks", "TokenSample", "merged_samples", "step_samples"), "nenyax.core.contract.samples"),
     "new_id": "nenyax.core.contract.trajectory",
     "MAX_SEED": "nenyax.core.contract.uri",
     "TraceDelivery": "nenyax.core.plugins.tracer",
@@ -172,6 +173,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     )
     from nenyax.core.contract.manifest import Capabilities, Manifest, Mode, Split
     from nenyax.core.contract.row_schema import ColumnType, RowSchema
+    from nenyax.core.contract.samples import Forks, TokenSample, merged_samples, step_samples
     from nenyax.core.contract.trajectory import (
         Group,
         Judgment,

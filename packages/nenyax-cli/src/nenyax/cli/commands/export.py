@@ -18,7 +18,7 @@ from nenyax.core.engine.export import export
 @click.command("export")
 @click.argument("source", type=click.Path(path_type=Path))
 @click.option("--to", "to", default="jsonl", show_default=True, help="Exporter: jsonl, parquet, hf (or any installed).")
-@click.option("--rows", "shape", default="raw", show_default=True, help="Row shape: raw, sft or dpo.")
+@click.option("--rows", "shape", default="raw", show_default=True, help="Row shape: raw, sft, dpo, merged or steps.")
 @click.option("--out", type=click.Path(path_type=Path), help="Destination (default: beside SOURCE, named by shape).")
 @click.option("--min-score", type=float, help="sft: leave out trajectories scored below this.")
 @click.option(

@@ -203,6 +203,29 @@ SFT_TOKENS = RowSchema(
     ),
 )
 
+def _samples(shape: str) -> RowSchema:
+    return RowSchema(
+        shape,
+        (
+            col("prompt_ids", list_of(INT64), "the exact token ids of the prompt"),
+            col("completion_ids", list_of(INT64), "sampled tokens, with the environment's and tools' between them"),
+            col("logprobs", list_of(FLOAT64), "the sampler's logprob of each completion token (0 where masked 0)"),
+            col("loss_mask", list_of(INT64), "1 on each sampled token, 0 on the environment's (TRL's env_mask)"),
+            col("reward", FLOAT64, "the trajectory's score; null (never 0) where it may not be trained on"),
+            col("trainable", BOOL, "whether the episode's status allows training on it"),
+            col("calls", list_of(INT64), "the indexes of the model calls the row holds"),
+            col("trajectory_id", STRING),
+            col("group_id", STRING),
+            col("task_id", STRING),
+        ),
+    )
+
+
+MERGED = _samples("merged")
+"""One row per episode (more where it forked): its calls laid end to end."""
+STEPS = _samples("steps")
+"""One row per model call."""
+
 DPO = RowSchema(
     "dpo",
     (

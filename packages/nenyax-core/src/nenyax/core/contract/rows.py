@@ -1,4 +1,4 @@
-"""Row shapes made from trajectories, once for every exporter: raw, SFT (or its tokens) and DPO.
+"""Row shapes made from trajectories, once for every exporter: raw, SFT (or its tokens), DPO and token samples.
 
 Exporters are writers; what goes in a row is decided here, so every destination gets the same rows, and
 `schema` says their columns (`nenyax.core.contract.row_schema`). Shapes follow TRL's conversational
@@ -16,13 +16,13 @@ from typing import Any
 import attrs
 import orjson
 
-from nenyax.core.contract import arrays, serde
-from nenyax.core.contract.row_schema import DPO, RAW, SFT, SFT_TOKENS, RowSchema
+from nenyax.core.contract import arrays, samples, serde
+from nenyax.core.contract.row_schema import DPO, MERGED, RAW, SFT, SFT_TOKENS, STEPS, RowSchema
 from nenyax.core.contract.trajectory import Group, Status, Trajectory
 from nenyax.core.errors import UsageError, did_you_mean
 
-SHAPES = ("raw", "sft", "dpo")
-"""The row shapes every exporter accepts."""
+SHAPES = ("raw", "sft", "dpo", "merged", "steps")
+"""The row shapes every exporter accepts (``merged`` and ``steps``: token samples, `nenyax.core.contract.samples`)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -52,6 +52,8 @@ def schema(shape: str, options: RowOptions = RowOptions()) -> RowSchema:
         return RAW
     if shape == "dpo":
         return DPO
+    if shape in ("merged", "steps"):
+        return MERGED if shape == "merged" else STEPS
     return SFT_TOKENS if options.tokenized else SFT
 
 
@@ -61,7 +63,9 @@ def rows(
     """The rows of `shape` for `trajectories`, in order (dpo: one per group, in order of each group's first member).
 
     A trajectory that cannot make a row of the shape is left out (sft: not ``ok``, below `min_score`, no
-    assistant turn, or, tokenized, no exact token ids; dpo: a group without a preference).
+    assistant turn, or, tokenized, no exact token ids; dpo: a group without a preference; merged and steps:
+    no model call with token ids). merged and steps rows keep every status: ``trainable`` and ``reward``
+    (None, never 0, for an infrastructure failure) say which a trainer may learn from.
     """
     check_shape(shape, options)
     if shape == "raw":
@@ -70,8 +74,10 @@ def rows(
         yield from (row for t in trajectories if _sft_wanted(t, options) and (row := sft_tokens_row(t)) is not None)
     elif shape == "sft":
         yield from (row for t in trajectories if _sft_wanted(t, options) and (row := sft_row(t)) is not None)
-    else:
+    elif shape == "dpo":
         yield from (row for g in groups(trajectories) if (row := dpo_row(g)) is not None)
+    else:
+        yield from (row for t in trajectories for row in sample_rows(t, shape))
 
 
 def groups(trajectories: Iterable[Trajectory]) -> list[Group]:
@@ -278,24 +284,49 @@ def sft_row(trajectory: Trajectory) -> dict[str, Any] | None:
 def sft_tokens_row(trajectory: Trajectory) -> dict[str, Any] | None:
     """``{"input_ids", "assistant_masks", ...}`` from the exact recorded token ids; None where they are not exact.
 
-    The sequence is the last model call's prompt and completion; every earlier call's prompt and
-    completion must be a prefix of it (what the model saw grew by appending), so each sampled token
-    keeps its place and is masked 1. A trajectory whose calls lack token ids, or whose prompts were
-    re-rendered differently (``token_faithful`` False), makes no row rather than an approximate one.
+    The sequence is the episode's calls laid end to end (`samples.merged_samples`): every later call's
+    prompt must extend what came before, so each sampled token keeps its place and is masked 1. A
+    trajectory with a call lacking token ids, whose prompts were re-rendered differently (a fork, or
+    ``token_faithful`` False), makes no row rather than an approximate one.
     """
     if trajectory.status is not Status.OK or not trajectory.model_calls or trajectory.token_faithful is False:
         return None
-    ids: list[int] = []
-    mask: list[int] = []
-    for call in trajectory.model_calls:
-        prompt, completion = call.prompt_token_ids, call.completion_token_ids
-        if prompt is None or completion is None or list(prompt[: len(ids)]) != ids:
-            return None
-        mask += [0] * (len(prompt) - len(ids)) + [1] * len(completion)
-        ids = [*prompt, *completion]
-    if 1 not in mask:
+    if samples.unrecorded(trajectory):
         return None
-    return {"input_ids": ids, "assistant_masks": mask, **_ids(trajectory)}
+    made, forks = samples.merged_samples(trajectory)
+    if forks.count or len(made) != 1:
+        return None
+    sample = made[0]
+    return {
+        "input_ids": [*sample.prompt_ids, *sample.completion_ids],
+        "assistant_masks": [0] * len(sample.prompt_ids) + list(sample.loss_mask),
+        **_ids(trajectory),
+    }
+
+
+# ---------------------------------------------------------------- token samples
+
+
+def sample_row(sample: samples.TokenSample) -> dict[str, Any]:
+    """A `samples.TokenSample` as a row of the ``merged`` or ``steps`` shape."""
+    return {
+        "prompt_ids": list(sample.prompt_ids),
+        "completion_ids": list(sample.completion_ids),
+        "logprobs": None if sample.logprobs is None else list(sample.logprobs),
+        "loss_mask": list(sample.loss_mask),
+        "reward": sample.reward,
+        "trainable": sample.trainable,
+        "calls": list(sample.calls),
+        "trajectory_id": sample.trajectory_id,
+        "group_id": sample.group_id,
+        "task_id": sample.task_id,
+    }
+
+
+def sample_rows(trajectory: Trajectory, shape: str) -> list[dict[str, Any]]:
+    """The ``merged`` (forked where a prompt does not extend the sequence) or ``steps`` rows of `trajectory`."""
+    made = samples.merged_samples(trajectory)[0] if shape == "merged" else samples.step_samples(trajectory)
+    return [sample_row(sample) for sample in made]
 
 
 # ---------------------------------------------------------------- dpo

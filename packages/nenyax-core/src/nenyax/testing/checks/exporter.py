@@ -62,6 +62,8 @@ _SHAPES: tuple[tuple[str, rows.RowOptions], ...] = (
     ("sft", rows.RowOptions()),
     ("sft", rows.RowOptions(tokenized=True)),
     ("dpo", rows.RowOptions()),
+    ("merged", rows.RowOptions()),
+    ("steps", rows.RowOptions()),
 )
 
 
