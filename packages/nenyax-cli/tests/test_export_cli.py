@@ -95,3 +95,18 @@ def test_an_empty_file_and_a_shape_nothing_makes_are_refused(site, run, tmp_path
     assert done.returncode == 2
     assert "makes a row of the sft shape: one needs an ok, judged trajectory with an assistant turn" in done.stderr
     assert not (run / "sft.jsonl").exists()
+
+
+def test_export_tasks_writes_prompt_rows_a_trainer_loads_and_refuses_bad_input_in_one_line(site, tmp_path):
+    out = tmp_path / "tasks.jsonl"
+    done = nenyax(site, tmp_path, "export-tasks", "arith:add", "--limit", "4", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"Wrote 4 task row(s) to {out}"
+    rows = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    assert [r["env_uri"] for r in rows] == ["arith:add"] * 4
+    assert len({r["task_id"] for r in rows}) == 4
+    assert all(r["prompt"][-1]["role"] == "user" for r in rows)
+    bad = nenyax(site, tmp_path, "export-tasks", "arith:add", "--limit", "0", "--out", str(tmp_path / "no.jsonl"))
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == ["Error: limit must be at least 1, not 0."]
+    assert not (tmp_path / "no.jsonl").exists()

@@ -21,7 +21,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "eval_command",
         "Evaluate a model or policy on many tasks into a run directory.",
     ),
-    "export": ("nenyax.cli.commands.export", "export_command", "Export a run's trajectories as raw, SFT or DPO rows."),
+    "export": (
+        "nenyax.cli.commands.export",
+        "export_command",
+        "Export a run's trajectories as raw, SFT, DPO or token-sample rows.",
+    ),
+    "export-tasks": (
+        "nenyax.cli.commands.export_tasks",
+        "export_tasks_command",
+        "Write an environment's tasks as prompt rows for a trainer's data loader.",
+    ),
     "list": ("nenyax.cli.commands.list_", "list_command", "List the environments each installed adapter can load."),
     "new-plugin": (
         "nenyax.cli.commands.new_plugin",
