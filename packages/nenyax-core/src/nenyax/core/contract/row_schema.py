@@ -203,6 +203,7 @@ SFT_TOKENS = RowSchema(
     ),
 )
 
+
 def _samples(shape: str) -> RowSchema:
     return RowSchema(
         shape,

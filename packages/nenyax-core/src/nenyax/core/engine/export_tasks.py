@@ -98,7 +98,8 @@ def export_tasks(
             raise
         if not written:
             writer.abort()
-            raise UsageError(f"{uri} lists no task{f' in split {split!r}' if split else ''}; there is nothing to export.")
+            where = f" in split {split!r}" if split else ""
+            raise UsageError(f"{uri} lists no task{where}; there is nothing to export.")
         return TaskExport(destination=writer.close(), exporter=to, rows=written, prompts=prompts)
     finally:
         env.close()
