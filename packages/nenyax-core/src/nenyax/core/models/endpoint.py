@@ -84,12 +84,25 @@ class Endpoint:
         self.registry = registry
         """The registry the provider comes from (None: the installed plugins)."""
         self._provider: Provider | None = None
+        self._bound = False
+        """Whether `_provider` was handed in (`over`) rather than made from the registry by name."""
         self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
 
     def __repr__(self) -> str:
         return f"Endpoint({self.provider_name}:{self.model})"
+
+    @classmethod
+    def over(cls, provider: Provider, model: str, **options: Any) -> Endpoint:
+        """An Endpoint over a provider object made in this process (say, one serving the live model a
+        trainer owns), instead of one the registry makes by name; `options` as for the constructor.
+
+        Such an endpoint cannot be written as a config (`config` refuses in one sentence): what it serves
+        exists only in this process."""
+        endpoint = cls(f"{getattr(provider, 'name', 'custom')}:{model}", **options)
+        endpoint._provider, endpoint._bound = provider, True
+        return endpoint
 
     def config(self) -> dict[str, Any]:
         """This endpoint as a config table: plain, JSON-able data that `from_config` builds it again from.
@@ -98,6 +111,12 @@ class Endpoint:
         table can be written to run.toml, logged, or sent to another process, which reads the key from
         its own environment. Settings left at their defaults are left out.
         """
+        if self._bound:
+            msg = (
+                f"{self!r} serves a provider object of this process (Endpoint.over), which no config can name; "
+                "build it again where it is needed."
+            )
+            raise UsageError(msg)
         if "api_key" in self.provider_options:
             msg = (
                 f"{self!r} was given its API key's value in provider_options; pass api_key_env=<the variable's "

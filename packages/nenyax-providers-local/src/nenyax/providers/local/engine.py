@@ -131,8 +131,9 @@ class Engine:
         """The loaded model: a Hugging Face module, or a `LlamaDecoder` for the packed formats."""
         self.tokenizer: Any = None
         self.folder: Path | None = None
-        self.revision: str | None = None
-        """``sha256:<hex>`` of the weight files actually loaded, with ``+<dtype>`` unless they run as float32."""
+        self._revision: str | None = None
+        self._revision_of: Callable[[], str] | None = None
+        """A live model's revision, asked at each call (its weights change as its trainer steps)."""
         self.chat_template_hash: str | None = None
         self.template_knows_tools = False
         self.converted = False
@@ -402,28 +403,12 @@ class Engine:
             if why:
                 msg = f"The local provider cannot decode {self.source.name!r} with {self.dtype_name} weights: {why}."
                 raise UsageError(msg)
-        template = tokenizer.chat_template
-        if not template:
-            msg = f"The model at {folder} has no chat template, so it cannot answer chat requests."
-            raise UsageError(msg)
-        template_text = template if isinstance(template, str) else repr(sorted(template.items()))
+        self._adopt_tokenizer(tokenizer, where=f"The model at {folder}")
         manifest = read_manifest(folder) if self.source.is_gguf else None
         digest = manifest["weights"] if manifest and "weights" in manifest else weights_digest(folder)
         # Another weight format is another policy (its logits differ), so the revision says which.
-        self.revision = digest if self.dtype_name == "float32" else f"{digest}+{self.dtype_name}"
-        self.chat_template_hash = "sha256:" + hashlib.sha256(template_text.encode()).hexdigest()
-        self.template_knows_tools = template_knows_tools(template_text)
-        eos = model.generation_config.eos_token_id
-        eos_ids = {eos} if isinstance(eos, int) else set(eos or ())
-        if tokenizer.eos_token_id is not None:
-            eos_ids.add(tokenizer.eos_token_id)
-        self._eos_ids = frozenset(eos_ids)
-        pad = tokenizer.pad_token_id
-        self._pad_id = pad if pad is not None else min(eos_ids, default=0)
-        self._context: int | None = getattr(model.config, "max_position_embeddings", None)
-        # transformers 5 renamed the forward's `past_key_values` to `cache`; follow whichever exists.
-        params = inspect.signature(model.forward).parameters
-        self._cache_kwarg = "cache" if "cache" in params else "past_key_values"
+        self._revision = digest if self.dtype_name == "float32" else f"{digest}+{self.dtype_name}"
+        self._adopt_model(model, tokenizer)
         # One tiny forward pass now: the first one in a process pays for torch's lazy set-up (thread
         # pools, kernel selection), which belongs to loading, not to the first request's latency.
         if packed:
@@ -435,6 +420,59 @@ class Engine:
         self.folder, self.converted, self.tokenizer = folder, converted, tokenizer
         self.load_seconds = time.perf_counter() - started
         self.model = model  # last: a non-None model means everything above is set
+
+    @property
+    def revision(self) -> str | None:
+        """``sha256:<hex>`` of the weight files actually loaded, with ``+<dtype>`` unless they run as float32;
+        a live model's, what its `revision` callable says now."""
+        return self._revision_of() if self._revision_of is not None else self._revision
+
+    @classmethod
+    def live(
+        cls,
+        model: Any,
+        tokenizer: Any,
+        *,
+        name: str,
+        revision: Callable[[], str],
+        max_batch: int = 16,
+        batch_window_s: float = 0.01,
+    ) -> Engine:
+        """An engine over a model object already in this process (a trainer's), sampled with its weights as
+        they are at each call: nothing is copied or loaded. `revision` names the weights now (a trainer's
+        step), so each recorded call says which policy sampled it."""
+        source = ModelSource(name=name, path=Path(name), is_gguf=False)
+        dtype = str(model.dtype).removeprefix("torch.")
+        engine = cls(source, device="auto", dtype=dtype, max_batch=max_batch, batch_window_s=batch_window_s)
+        engine._adopt_tokenizer(tokenizer, where=f"The live model {name!r}")
+        engine._adopt_model(model, tokenizer)
+        engine._revision_of = revision
+        engine.tokenizer, engine.load_seconds = tokenizer, 0.0
+        engine.model = model
+        return engine
+
+    def _adopt_tokenizer(self, tokenizer: Any, *, where: str) -> None:
+        template = tokenizer.chat_template
+        if not template:
+            msg = f"{where} has no chat template, so it cannot answer chat requests."
+            raise UsageError(msg)
+        template_text = template if isinstance(template, str) else repr(sorted(template.items()))
+        self.chat_template_hash = "sha256:" + hashlib.sha256(template_text.encode()).hexdigest()
+        self.template_knows_tools = template_knows_tools(template_text)
+
+    def _adopt_model(self, model: Any, tokenizer: Any) -> None:
+        """What decoding needs to know of `model` and its tokenizer: its end tokens, padding, context, cache."""
+        eos = model.generation_config.eos_token_id
+        eos_ids = {eos} if isinstance(eos, int) else set(eos or ())
+        if tokenizer.eos_token_id is not None:
+            eos_ids.add(tokenizer.eos_token_id)
+        self._eos_ids = frozenset(eos_ids)
+        pad = tokenizer.pad_token_id
+        self._pad_id = pad if pad is not None else min(eos_ids, default=0)
+        self._context: int | None = getattr(model.config, "max_position_embeddings", None)
+        # transformers 5 renamed the forward's `past_key_values` to `cache`; follow whichever exists.
+        params = inspect.signature(model.forward).parameters
+        self._cache_kwarg = "cache" if "cache" in params else "past_key_values"
 
 
 _ENGINES: weakref.WeakValueDictionary[tuple[str, str, str], Engine] = weakref.WeakValueDictionary()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +111,32 @@ class LocalProvider:
         self.max_batch, self.batch_window_s = max_batch, checked["batch_window_s"]
         self._engines: dict[str, Engine] = {}
         self._revision: str | None = None
+        self._live: str | None = None
+        """The one model name a live provider (`live`) serves."""
+
+    @classmethod
+    def live(
+        cls,
+        model: Any,
+        tokenizer: Any,
+        *,
+        name: str = "live",
+        revision: Callable[[], str] | None = None,
+        max_batch: int = 16,
+        batch_window_s: float = 0.01,
+    ) -> LocalProvider:
+        """A provider over a model object already in this process (a trainer's `model` and tokenizer): each
+        request samples its weights as they are then, with exact ids and logprobs, concurrent requests in
+        one batch. Nothing is copied or loaded. It serves the model `name` only; `revision` names the weights
+        now (a trainer passes its step), since they change under it: each recorded call's fingerprint says
+        which policy sampled it (default: ``live:<name>``, which does not)."""
+        provider = cls(max_batch=max_batch, batch_window_s=batch_window_s)
+        said = revision if revision is not None else (lambda: f"live:{name}")
+        provider._engines[name] = Engine.live(
+            model, tokenizer, name=name, revision=said, max_batch=max_batch, batch_window_s=batch_window_s
+        )
+        provider._live = name
+        return provider
 
     @property
     def revision(self) -> str | None:
@@ -120,6 +146,9 @@ class LocalProvider:
     def engine(self, model: str) -> Engine:
         """The engine serving `model` (resolved now, loaded on first request); raise `UsageError` for a bad name."""
         engine = self._engines.get(model)
+        if engine is None and self._live is not None:
+            msg = f"This provider serves the live model {self._live!r} only, not {model!r}."
+            raise UsageError(msg)
         if engine is None:
             source = resolve_model(model)
             engine = shared_engine(
@@ -314,6 +343,7 @@ class LocalProvider:
         provider in the process holds it.
         """
         engines = list(self._engines.values())
-        self._engines.clear()
+        if self._live is None:  # a live model is its trainer's: it stays served, nothing here is freed
+            self._engines.clear()
         for engine in engines:
             await asyncio.to_thread(engine.wait_idle, 60.0)
