@@ -52,15 +52,15 @@ class TaskExport:
 
 def task_rows(env: Environment, *, split: str | None = None, limit: int | None = None) -> Iterator[dict[str, Any]]:
     """A row per task of `env` (`split`, at most `limit`), in the environment's order."""
-    renders = isinstance(env, StepEnvironment)
+    renders = env if isinstance(env, StepEnvironment) else None
     for task in env.task_ids(split=split, limit=limit):
         prompt = None
-        if renders:
-            session = env.session(task=task)
+        if renders is not None:
+            session = renders.session(task=task)
             try:
                 prompt = session.render()
             except UnsupportedPolicyError:
-                renders = False  # no text codec: no task of this environment has a prompt to show
+                renders = None  # no text codec: no task of this environment has a prompt to show
             finally:
                 session.close()
         yield {"prompt": prompt, "task_id": task, "env_uri": env.uri, "split": split, "mode": env.manifest.mode.value}
