@@ -116,10 +116,14 @@ def test_own_cgroups_reads_v1_and_v2_lines(tmp_path):
 def test_carrying_finds_and_kills_what_holds_the_marker():
     marker = f"NENYAX_TOOLKIT_TEST={os.getpid()}"
     child = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(60)"],
+        [sys.executable, "-c", "import time; print('ready', flush=True); time.sleep(60)"],
         env={**os.environ, "NENYAX_TOOLKIT_TEST": str(os.getpid())},
+        stdout=subprocess.PIPE,
     )
     try:
+        # Until it has exec'd, the child's /proc environ is still the parent's (no marker): wait for it to run.
+        assert child.stdout is not None
+        assert child.stdout.readline() == b"ready\n"
         assert child.pid in sandbox.carrying(marker.encode())
         sandbox.kill_carrying(marker.encode())
         assert child.wait(timeout=10) == -9
