@@ -266,10 +266,13 @@ def test_rollouts_run_concurrently_against_one_server(mcqa):
 
 
 def test_the_servers_are_the_nemo_gym_release_the_session_names(nemo_gym_version):
-    """The version lanes (nemo-gym-0.6, nemo-gym-0.7) name the release their server venv must hold."""
-    expected = os.environ.get("NENYAX_NEMO_GYM_EXPECTED")
-    if not expected:
-        pytest.skip("NENYAX_NEMO_GYM_EXPECTED is not set: the version lanes set it.")
+    """The version lanes (nemo-gym-0.6, nemo-gym-0.7) name the release their server venv must hold
+    (`NENYAX_NEMO_GYM_EXPECTED`); every other session, the one this package's server venv pins."""
+    import tomllib
+
+    table = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["tool"]["nenyax"]
+    pinned = next(r for r in table["server-venv"]["requires"] if r.startswith("nemo-gym=="))
+    expected = os.environ.get("NENYAX_NEMO_GYM_EXPECTED") or pinned.removeprefix("nemo-gym==")
     assert nemo_gym_version == expected
 
 
