@@ -144,3 +144,12 @@ def test_merged_and_steps_rows_are_the_recorded_ids_and_logprobs_for_a_trainer(m
             assert row["loss_mask"] == [1] * len(call.completion_token_ids)
             assert row["trainable"] is traj.status.trainable
             assert row["reward"] == (traj.score if traj.status.trainable else None)
+
+
+def test_a_run_without_token_ids_makes_no_sample_row_and_says_what_one_needs(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / TRAJECTORIES).write_bytes((FIXTURES / "cartpole.jsonl").read_bytes())  # no model call at all
+    with pytest.raises(UsageError, match=r"makes a row of the merged shape: one needs a model call recorded with"):
+        export(run, rows="merged")
+    assert sorted(p.name for p in run.iterdir()) == [TRAJECTORIES]

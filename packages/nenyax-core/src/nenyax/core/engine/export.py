@@ -141,5 +141,7 @@ def _nothing_to_write(path: Path, shape: str, count: int, note: str | None, opti
         + (" and exact token ids" if options.tokenized else "")
         + ("" if options.min_score is None else f", scored at least {options.min_score}"),
         "dpo": "a group (same group_id) with two judged trajectories of different scores answering the same prompt",
+        "merged": "a model call recorded with token ids (a model played it, not a built-in policy)",
+        "steps": "a model call recorded with token ids (a model played it, not a built-in policy)",
     }.get(shape, "a trajectory")
     return f"None of the {count} trajectories of {path} makes a row of the {shape} shape: one needs {needs}{tail}."
