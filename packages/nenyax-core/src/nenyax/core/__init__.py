@@ -85,7 +85,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("Run", "RunConfig", "load_run", "new_run_dir"), "nenyax.core.engine.rundirs"),
     **dict.fromkeys(("Summary", "summarize"), "nenyax.core.engine.summary"),
     **dict.fromkeys(("ExportResult", "export"), "nenyax.core.engine.export"),
-    **dict.fromkeys(("TaskExport", "export_tasks"), "nenyax.core.engine.export_tasks"),
+    **dict.fromkeys(("TaskExport", "export_tasks", "task_rows"), "nenyax.core.engine.export_tasks"),
     **dict.fromkeys(("EnvironmentSpec", "load"), "nenyax.core.engine.loader"),
     **dict.fromkeys(("EvalResult", "Evaluation", "SettingsDiffer", "evaluate"), "nenyax.core.engine.evaluation"),
     **dict.fromkeys(
@@ -192,7 +192,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.engine.environment import Environment, RolloutEnvironment, StepEnvironment, TaskEnvironment
     from nenyax.core.engine.evaluation import EvalResult, Evaluation, SettingsDiffer, evaluate
     from nenyax.core.engine.export import ExportResult, export
-    from nenyax.core.engine.export_tasks import TaskExport, export_tasks
+    from nenyax.core.engine.export_tasks import TaskExport, export_tasks, task_rows
     from nenyax.core.engine.loader import EnvironmentSpec, load
     from nenyax.core.engine.native_episode import NativeEpisode, NativeResult
     from nenyax.core.engine.policies import (
