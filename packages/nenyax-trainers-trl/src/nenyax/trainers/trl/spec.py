@@ -33,7 +33,17 @@ POLICY = "policy"
 
 
 def _key(prompt: Any) -> bytes:
-    return orjson.dumps(prompt, option=orjson.OPT_SORT_KEYS)
+    """The prompt as a lookup key: a dataset stores messages as Arrow structs, which give every message the
+    keys of all (None where it had none), so None-valued keys are left out on both sides."""
+    return orjson.dumps(_without_nones(prompt), option=orjson.OPT_SORT_KEYS)
+
+
+def _without_nones(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_nones(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_without_nones(v) for v in value]
+    return value
 
 
 class NenyaxSpec:
