@@ -37,7 +37,7 @@ def _trainer(spec, folder, tmp_path, **overrides):
         report_to="none",
         use_cpu=True,
         seed=0,
-        reward_weights=[1.0, 0.01],
+        reward_weights=[1.0, 0.1],
         **overrides,
     )
     return GRPOTrainer(
@@ -46,15 +46,15 @@ def _trainer(spec, folder, tmp_path, **overrides):
         processing_class=tokenizer,
         train_dataset=spec.train_dataset,
         rollout_func=spec.rollout_func,
-        # The base model scores 0 on nearly every task, and a group scored alike trains nothing: a small
-        # length preference of the test's own gives every group a signal, beside the environment's score.
-        reward_funcs=[*spec.reward_funcs, shorter],
+        # The base model scores 0 on nearly every task, and a group scored alike trains nothing: a signal of
+        # the test's own gives every group one, beside the environment's score.
+        reward_funcs=[*spec.reward_funcs, varied],
     )
 
 
-def shorter(completion_ids, **_):
-    """The test's own signal: fewer tokens is better."""
-    return [-float(len(ids)) for ids in completion_ids]
+def varied(completion_ids, **_):
+    """The test's own signal, different for nearly any two completions (their token ids' sum, mod 5)."""
+    return [float(sum(ids) % 5) for ids in completion_ids]
 
 
 def test_grpo_takes_two_steps_on_a_step_environment_with_the_ids_the_trajectories_recorded(model_folder, tmp_path):
@@ -73,7 +73,7 @@ def test_grpo_takes_two_steps_on_a_step_environment_with_the_ids_the_trajectorie
     trainer.train()
     assert trainer.state.global_step == 2
     changed = [n for n, p in trainer.model.named_parameters() if p.requires_grad and not torch.equal(p, before[n])]
-    assert changed, "no weight moved"
+    assert changed, ("no weight moved", trainer.state.log_history, [(sum(m), len(m)) for out in handed for m in out["env_mask"]], [out["nenyax_score"] for out in handed])
     recorded = list(read_trajectories(spec.run_dir / "trajectories.jsonl"))
     assert len(recorded) == sum(len(out["prompt_ids"]) for out in handed) == 8
     assert all(t.status is Status.OK for t in recorded)

@@ -83,6 +83,7 @@ class NenyaxSpec:
         self.run_dir = None if run_dir is None else new_run_dir(run_dir, self.env.manifest, {"trainer": "trl"})
         self._sink = None if self.run_dir is None else JsonlSink(self.run_dir / "trajectories.jsonl")
         self._provider: LocalProvider | None = None
+        self._plays: Counter[str] = Counter()
         self.counts: Counter[str] = Counter()
         """Episodes played, by status; ``forked``: episodes whose later calls TRL could not be given."""
 
@@ -127,9 +128,18 @@ class NenyaxSpec:
 
     async def _play(self, endpoint: Endpoint, tasks: list[str]) -> list[Trajectory]:
         observers = [] if self._sink is None else [self._sink]
+        # Each episode of a task gets the next sample number: the model's sampling is seeded from the episode
+        # (task, seed, sample), so the copies of one prompt in a group would otherwise say the same thing.
+        numbered = []
+        for task in tasks:
+            numbered.append((task, self._plays[task]))
+            self._plays[task] += 1
         return list(
             await asyncio.gather(
-                *(self.env.arollout(endpoint, task=task, seed=self.seed, observers=observers) for task in tasks)
+                *(
+                    self.env.arollout(endpoint, task=task, seed=self.seed, sample=sample, observers=observers)
+                    for task, sample in numbered
+                )
             )
         )
 
