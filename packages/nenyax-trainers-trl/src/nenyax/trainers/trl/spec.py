@@ -5,19 +5,25 @@
                           rollout_func=spec.rollout_func, reward_funcs=spec.reward_funcs)
 
 TRL hands `rollout_func` its batch of prompts, each already repeated ``num_generations`` times. Each
-prompt is a task's row (`nenyax.core.export_tasks`'s rows): one episode is played per prompt, in any mode,
-by the trainer's own model object (`LocalProvider.live`: its weights as they are at that step, no copy),
-through the recording Endpoint, so every model call is recorded with the exact ids and logprobs TRL then
-trains on (`nenyax.core.merged_samples`: the environment's and tools' tokens between two completions
-are in the completion, masked 0 by ``env_mask``). The judgment's score is the reward; an episode that
-failed for infrastructure (`infra_error`, `env_error`, `verifier_error`, `timeout`) has no reward
-(None: TRL leaves it out of its group's baseline and gives it no advantage) and an all-zero mask.
+prompt is a task's row (`nenyax.core.task_rows`): one episode is played per prompt, in any mode (a step
+environment's own chat, a verifiers loop, a harbor agent), by the trainer's own model object
+(`LocalProvider.live`: its weights as they are at that step, no copy) through the recording Endpoint, so every
+model call is recorded with the exact ids and logprobs TRL then trains on (`nenyax.core.merged_samples`: the
+environment's and tools' tokens between two completions are in the completion, masked 0 by ``env_mask``).
+
+The judgment's score is the reward (``nenyax_score``; `NenyaxSpec.component` makes a reward of one named
+component). An episode that failed for infrastructure (`infra_error`, `env_error`, `verifier_error`,
+`timeout`) is never a reward of 0: its reward is None (TRL leaves it out of its group's baseline and gives it
+no advantage), its mask is all zero, and it is counted in the trainer's logged metrics (``nenyax/untrainable``,
+``nenyax/status/<status>``). Every episode is streamed to a run directory (``spec.run_dir``) that
+``nenyax view`` and ``nenyax export`` read.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +36,8 @@ from nenyax.providers.local.provider import LocalProvider
 
 POLICY = "policy"
 """The name the trainer's live model is served under."""
+
+RewardFunc = Callable[..., list[float | None]]
 
 
 def _key(prompt: Any) -> bytes:
@@ -56,13 +64,13 @@ class NenyaxSpec:
         split: str | None = None,
         limit: int | None = None,
         seed: int = 0,
-        run_dir: str | Path | None = None,
+        runs: str | Path = "runs",
         registry: Any = None,
     ) -> None:
         """Load the environment at `uri` and list its tasks (`split`, at most `limit`) as the dataset.
 
-        Every episode is played with `seed`; with `run_dir`, each is also streamed to that run directory
-        (``trajectories.jsonl``), which ``nenyax view`` and ``nenyax export`` read."""
+        Every episode is played with `seed` and streamed to a new run directory under `runs`
+        (``spec.run_dir``), which ``nenyax view`` and ``nenyax export`` read."""
         self.env = load(uri, registry=registry)
         self.seed = seed
         self._tasks: dict[bytes, str] = {}
@@ -79,9 +87,9 @@ class NenyaxSpec:
         import datasets
 
         self.train_dataset = datasets.Dataset.from_list(rows)
-        self.reward_funcs = [nenyax_score]
-        self.run_dir = None if run_dir is None else new_run_dir(run_dir, self.env.manifest, {"trainer": "trl"})
-        self._sink = None if self.run_dir is None else JsonlSink(self.run_dir / "trajectories.jsonl")
+        self.reward_funcs: list[RewardFunc] = [nenyax_score]
+        self.run_dir = new_run_dir(runs, self.env.manifest, {"trainer": "trl"})
+        self._sink = JsonlSink(self.run_dir / "trajectories.jsonl")
         self._provider: LocalProvider | None = None
         self._plays: Counter[str] = Counter()
         self.counts: Counter[str] = Counter()
@@ -94,9 +102,11 @@ class NenyaxSpec:
             model = trainer.accelerator.unwrap_model(trainer.model)
             tokenizer = trainer.processing_class
             if not getattr(tokenizer, "chat_template", None):
-                raise UsageError("The trainer's tokenizer has no chat template, so its model cannot play chat episodes.")
+                msg = "The trainer's tokenizer has no chat template, so its model cannot play chat episodes."
+                raise UsageError(msg)
             state = trainer.state
-            self._provider = LocalProvider.live(model, tokenizer, name=POLICY, revision=lambda: f"trl:step-{state.global_step}")
+            revision = lambda: f"trl:step-{state.global_step}"  # noqa: E731 - read at each call
+            self._provider = LocalProvider.live(model, tokenizer, name=POLICY, revision=revision)
         sampling: dict[str, Any] = {"temperature": args.temperature, "max_tokens": args.max_completion_length}
         if args.top_p is not None and args.top_p < 1.0:
             sampling["top_p"] = args.top_p
@@ -106,28 +116,50 @@ class NenyaxSpec:
         """One episode per prompt with the trainer's model; what TRL trains on, and the rewards."""
         endpoint = self.endpoint(trainer)
         tasks = [self._task_of(prompt) for prompt in prompts]
-        trajectories = run_sync(self._play(endpoint, tasks))
+        trajectories = run_sync(self._play(endpoint, tasks, step=trainer.state.global_step))
+        if trajectories and not any(t.model_calls for t in trajectories):
+            msg = (
+                f"No episode of {self.env.uri} called the trainer's model: its own loop plays with a model or agent "
+                "of its own, so TRL has nothing of its model to train on."
+            )
+            raise UsageError(msg)
         pad = _pad_id(trainer.processing_class)
         out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask")}
-        out["nenyax_score"], out["nenyax_status"] = [], []
+        out.update(nenyax_score=[], nenyax_components=[], nenyax_status=[])
+        batch: Counter[str] = Counter()
         for trajectory in trajectories:
-            self.counts[trajectory.status.value] += 1
+            status = trajectory.status.value
+            batch[f"status/{status}"] += 1
             samples, forks = merged_samples(trajectory)
-            if forks.count:
-                self.counts["forked"] += 1
-            sample = samples[0] if samples else None
-            usable = sample is not None and sample.trainable and sample.logprobs is not None
-            prompt_ids, completion_ids, logprobs, mask = _trained_on(sample, pad) if usable else _nothing(pad)
+            batch["forked"] += bool(forks.count)
+            # TRL takes one sequence per episode: the first sample (a forked episode's later calls are left out,
+            # and counted).
+            sample = _trainable(samples[0]) if samples else None
+            batch["untrainable"] += sample is None
+            prompt_ids, completion_ids, logprobs, mask = _nothing(pad) if sample is None else _trained_on(sample)
             out["prompt_ids"].append(prompt_ids)
             out["completion_ids"].append(completion_ids)
             out["logprobs"].append(logprobs)
             out["env_mask"].append(mask)
-            out["nenyax_score"].append(sample.reward if usable and sample is not None else None)
-            out["nenyax_status"].append(trajectory.status.value)
+            out["nenyax_score"].append(None if sample is None else sample.reward)
+            judgment = None if sample is None else trajectory.judgment
+            out["nenyax_components"].append({} if judgment is None else dict(judgment.components))
+            out["nenyax_status"].append(status)
+        self.counts.update({name: count for name, count in batch.items() if count})
+        _log(trainer, batch)
         return out
 
-    async def _play(self, endpoint: Endpoint, tasks: list[str]) -> list[Trajectory]:
-        observers = [] if self._sink is None else [self._sink]
+    @staticmethod
+    def component(name: str) -> RewardFunc:
+        """A reward function of one named component of the judgment (None where an episode has none)."""
+
+        def reward(nenyax_components: list[dict[str, float]], **_: Any) -> list[float | None]:
+            return [components.get(name) for components in nenyax_components]
+
+        reward.__name__ = f"nenyax_{name}"
+        return reward
+
+    async def _play(self, endpoint: Endpoint, tasks: list[str], *, step: int) -> list[Trajectory]:
         # Each episode of a task gets the next sample number: the model's sampling is seeded from the episode
         # (task, seed, sample), so the copies of one prompt in a group would otherwise say the same thing.
         numbered = []
@@ -137,7 +169,14 @@ class NenyaxSpec:
         return list(
             await asyncio.gather(
                 *(
-                    self.env.arollout(endpoint, task=task, seed=self.seed, sample=sample, observers=observers)
+                    self.env.arollout(
+                        endpoint,
+                        task=task,
+                        seed=self.seed,
+                        sample=sample,
+                        group_id=f"trl-step-{step}:{task}",
+                        observers=[self._sink],
+                    )
                     for task, sample in numbered
                 )
             )
@@ -151,14 +190,33 @@ class NenyaxSpec:
         return task
 
 
+def _log(trainer: Any, batch: Counter[str]) -> None:
+    """Add the batch's counts to what the trainer logs at its next logging step (TRL's own metrics table:
+    `_metrics[mode]`, averaged over the steps between two logs)."""
+    metrics = getattr(trainer, "_metrics", None)
+    if metrics is None:
+        return
+    mode = "train" if trainer.model.training else "eval"
+    for name in ("untrainable", "forked"):
+        metrics[mode][f"nenyax/{name}"].append(float(batch[name]))
+    for name, count in batch.items():
+        if name.startswith("status/"):
+            metrics[mode][f"nenyax/{name}"].append(float(count))
+
+
 def _pad_id(tokenizer: Any) -> int:
     pad = tokenizer.pad_token_id
     return int(pad if pad is not None else tokenizer.eos_token_id)
 
 
-def _trained_on(sample: TokenSample, pad: int) -> tuple[list[int], list[int], list[float], list[int]]:
-    assert sample.logprobs is not None
-    return list(sample.prompt_ids), list(sample.completion_ids), list(sample.logprobs), list(sample.loss_mask)
+def _trainable(sample: TokenSample) -> TokenSample | None:
+    """The sample, where TRL may learn from it: a trainable status, and the sampler's logprobs recorded."""
+    return sample if sample.trainable and sample.logprobs is not None else None
+
+
+def _trained_on(sample: TokenSample) -> tuple[list[int], list[int], list[float], list[int]]:
+    logprobs = sample.logprobs or ()
+    return list(sample.prompt_ids), list(sample.completion_ids), list(logprobs), list(sample.loss_mask)
 
 
 def _nothing(pad: int) -> tuple[list[int], list[int], list[float], list[int]]:
@@ -166,6 +224,6 @@ def _nothing(pad: int) -> tuple[list[int], list[int], list[float], list[int]]:
     return [pad], [pad], [0.0], [0]
 
 
-def nenyax_score(prompts: list[Any], completions: list[Any], nenyax_score: list[float | None], **_: Any) -> list[float | None]:
+def nenyax_score(nenyax_score: list[float | None], **_: Any) -> list[float | None]:
     """The episodes' judged scores (None where an episode failed for infrastructure: no reward, never 0)."""
     return nenyax_score

@@ -1,0 +1,56 @@
+"""TRL's real GRPOTrainer (CPU, the embedded SmolLM2-135M) through `NenyaxSpec` on a step environment
+(reasoning-gym) and a rollout one (the verifiers demo, verifiers' own loop calling the recording proxy)."""
+
+from __future__ import annotations
+
+from support import recording, trainer_for, trains_two_steps_on_the_record
+
+from nenyax.core.errors import InfraFailure
+from nenyax.trainers.trl import NenyaxSpec
+
+STEP = "reasoning_gym:basic_arithmetic?size=8"
+ROLLOUT = "verifiers:nenyax.adapters.verifiers.demo:load_environment"
+
+
+def test_grpo_takes_two_steps_on_a_step_environment_with_the_ids_it_recorded(model_folder, tmp_path):
+    trains_two_steps_on_the_record(STEP, "step", model_folder, tmp_path)
+
+
+def test_grpo_takes_two_steps_on_a_rollout_environment_with_the_ids_it_recorded(model_folder, tmp_path):
+    trains_two_steps_on_the_record(ROLLOUT, "rollout", model_folder, tmp_path)
+
+
+def test_an_infrastructure_failure_is_masked_out_and_counted_never_a_reward_of_zero(model_folder, tmp_path):
+    spec = NenyaxSpec(STEP, runs=tmp_path / "runs")
+    handed = recording(spec)
+    failed = []
+    make_endpoint = spec.endpoint
+
+    def first_call_fails(trainer):
+        # The model server going away under the batch's first call: an infrastructure failure.
+        endpoint = make_endpoint(trainer)
+        provider = spec._provider
+        complete = provider.complete
+
+        async def failing(request):
+            if not failed:
+                failed.append(request)
+                raise InfraFailure("The model server went away.")
+            return await complete(request)
+
+        provider.complete = failing
+        return endpoint
+
+    spec.endpoint = first_call_fails
+    trainer = trainer_for(spec, model_folder, tmp_path, max_steps=1)
+    trainer.train()
+    (out,) = handed
+    assert out["nenyax_status"].count("infra_error") == 1
+    lost = out["nenyax_status"].index("infra_error")
+    assert out["nenyax_score"][lost] is None  # no reward, not 0
+    assert not any(out["env_mask"][lost])  # nothing of it is trained on
+    assert all(score is not None for i, score in enumerate(out["nenyax_score"]) if i != lost)
+    (logged,) = [entry for entry in trainer.state.log_history if "nenyax/untrainable" in entry]
+    assert logged["nenyax/untrainable"] == 1.0
+    assert logged["nenyax/status/infra_error"] == 1.0
+    assert spec.counts["status/infra_error"] == 1
