@@ -11,7 +11,9 @@ import openai
 import pytest
 
 from nenyax.core import Endpoint
+from nenyax.core.contract.events import Observers
 from nenyax.core.models.proxy import RecordingProxy
+from nenyax.core.models.recorder import EpisodeRecorder
 from nenyax.testing.model_server import FaultPlan, ScriptedModelServer
 
 
@@ -159,3 +161,34 @@ def test_responses_refuses_malformed_input():
             return route.calls
 
     assert run(main()) == []
+
+
+def test_a_served_policy_answers_at_v1_for_any_client_and_keeps_no_call():
+    async def main():
+        async with RecordingProxy() as proxy:
+            root = f"http://{proxy.host}:{proxy.port}/v1"
+            client = openai.AsyncOpenAI(base_url=root, api_key="x", max_retries=0)
+            with pytest.raises(openai.NotFoundError):  # nothing served yet
+                await client.models.list()
+            ended = []
+
+            class Ended:
+                def on_model_call_ended(self, event):
+                    ended.append(event.call)
+
+            recorder = EpisodeRecorder(Observers([Ended()]))
+            route = proxy.serve(lambda messages: "echo " + messages[-1]["content"], "served", recorder=recorder)
+            replies = [
+                await client.chat.completions.create(model="m", messages=[{"role": "user", "content": str(n)}])
+                for n in range(3)
+            ]
+            models = await client.models.list()
+            await client.close()
+            return route, replies, models, ended
+
+    route, replies, models, ended = run(main())
+    assert route.base_url.endswith("/v1")
+    assert [r.choices[0].message.content for r in replies] == ["echo 0", "echo 1", "echo 2"]
+    assert [m.id for m in models.data] == ["served"]
+    assert len(ended) == 3  # every call reached the observers...
+    assert route.calls == []  # ...and none is held while the server runs

@@ -40,6 +40,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "plugins": ("nenyax.cli.commands.plugins", "plugins_command", "List installed plugins by kind."),
     "try": ("nenyax.cli.commands.try_", "try_command", "Play one episode with a model and replay it."),
     "serve": ("nenyax.cli.commands.serve", "serve_command", "Serve a step-mode environment as an OpenEnv server."),
+    "serve-model": (
+        "nenyax.cli.commands.serve_model",
+        "serve_model_command",
+        "Serve a model as an OpenAI-compatible server with vLLM-style token ids.",
+    ),
     "view": ("nenyax.cli.commands.view", "view_command", "Write an HTML page listing a run's episodes."),
     "train": (
         "nenyax.cli.commands.train",

@@ -23,9 +23,10 @@ SAMPLING_KEYS = frozenset(
 )
 """Sampling parameters an `Endpoint` takes as keywords (the user's own, which win over a native loop's)."""
 
-WIRE_KEYS = frozenset({"model", "messages", "tools", "stream", "stream_options", "logprobs", "n"})
+WIRE_KEYS = frozenset({"model", "messages", "tools", "stream", "stream_options", "logprobs", "n", "return_token_ids"})
 """Chat request fields that are not parameters: they shape the request itself (`ChatRequest`'s own fields,
-streaming, and ``n``, which the recording proxy serves as ``n`` recorded calls)."""
+streaming, ``n``, which the recording proxy serves as ``n`` recorded calls, and vLLM's ``return_token_ids``:
+the proxy returns the ids wherever they were recorded, asked or not)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -79,6 +79,8 @@ class EpisodeRoute:
     model: str = "nenyax"
     inflight: set[asyncio.Task[Any]] = attrs.Factory(set)
     """Calls being answered now; cancelled when the episode closes (a timed-out loop leaves no work behind)."""
+    keep_calls: bool = True
+    """False: a call is published to the recorder's observers and then let go (a server that runs for days)."""
 
     @property
     def calls(self) -> list[ModelCall]:
@@ -149,21 +151,25 @@ def _choices(body: dict[str, Any]) -> int:
 
 
 class RecordingProxy:
-    """Serve ``/e/<episode>/v1/{chat/completions,completions,responses,models}`` on loopback."""
+    """Serve ``/e/<episode>/v1/{chat/completions,completions,responses,models}`` on loopback, and the same
+    routes under ``/v1`` for one policy served to any client (`serve`: ``nenyax serve-model``)."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         """Bind to `host`:`port` when started (port 0 picks a free one)."""
         self.host, self.port = host, port
         self.routes: dict[str, EpisodeRoute] = {}
+        self.served: EpisodeRoute | None = None
+        """What ``/v1`` answers (None: those routes answer 404)."""
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> RecordingProxy:
         """Start serving; returns self."""
         app = web.Application(client_max_size=64 * 1024**2)
-        app.router.add_post("/e/{episode}/v1/chat/completions", self._chat)
-        app.router.add_post("/e/{episode}/v1/completions", self._completions)
-        app.router.add_post("/e/{episode}/v1/responses", self._responses)
-        app.router.add_get("/e/{episode}/v1/models", self._models)
+        for prefix in ("/e/{episode}/v1", "/v1"):
+            app.router.add_post(f"{prefix}/chat/completions", self._chat)
+            app.router.add_post(f"{prefix}/completions", self._completions)
+            app.router.add_post(f"{prefix}/responses", self._responses)
+            app.router.add_get(f"{prefix}/models", self._models)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -214,6 +220,25 @@ class RecordingProxy:
         self.routes[episode] = route
         return route
 
+    def serve(self, policy: Any, model: str, *, recorder: EpisodeRecorder | None = None) -> EpisodeRoute:
+        """Answer ``/v1/...`` with `policy` for any client, as `model`; each call goes to `recorder`'s observers
+        and is then let go (nothing accumulates while the server runs)."""
+        recorder = recorder if recorder is not None else EpisodeRecorder()
+        self.served = EpisodeRoute(
+            id=recorder.id,
+            base_url=f"http://{self.host}:{self.port}/v1",
+            responder=as_responder(policy),
+            recorder=recorder,
+            policy=policy,
+            model=model,
+            keep_calls=False,
+        )
+        return self.served
+
+    def _route_of(self, request: web.Request) -> EpisodeRoute | None:
+        episode = request.match_info.get("episode")
+        return self.served if episode is None else self.routes.get(episode)
+
     def close_episode(self, route: EpisodeRoute) -> list[ModelCall]:
         """Stop serving an episode, cancelling calls still being answered; return every call it made."""
         self.routes.pop(route.id, None)
@@ -240,7 +265,7 @@ class RecordingProxy:
     # ------------------------------------------------------------ handlers
 
     async def _route_and_body(self, request: web.Request) -> tuple[EpisodeRoute, dict[str, Any]] | web.Response:
-        route = self.routes.get(request.match_info["episode"])
+        route = self._route_of(request)
         if route is None:
             return _error(404, "No open episode has this path prefix; it may have finished already.")
         try:
@@ -261,7 +286,10 @@ class RecordingProxy:
         try:
             if getattr(send, "records_itself", False):  # e.g. a policy whose own model calls are the record
                 return await send(request)
-            return await route.recorder.model_call(request, send)
+            call = await route.recorder.model_call(request, send)
+            if not route.keep_calls:
+                route.recorder.model_calls.clear()
+            return call
         except Exception as exc:
             raise _record(route, exc) from exc
         finally:
@@ -366,7 +394,8 @@ class RecordingProxy:
                     400, f"'logprobs' on /v1/completions is a number of alternatives from 0 to 20, not {top!r}."
                 )
             echo = bool(body.get("echo"))
-            params = _params(body, frozenset({"model", "prompt", "stream", "stream_options", "logprobs", "echo", "n"}))
+            text_wire = {"model", "prompt", "stream", "stream_options", "logprobs", "echo", "n", "return_token_ids"}
+            params = _params(body, frozenset(text_wire))
             model = str(body.get("model") or route.model)
             calls: list[ModelCall] = []
             for prompt in prompts:
@@ -426,7 +455,7 @@ class RecordingProxy:
         return _json(response_json(call, body, model=str(body.get("model") or route.model)))
 
     async def _models(self, request: web.Request) -> web.Response:
-        route = self.routes.get(request.match_info["episode"])
+        route = self._route_of(request)
         if route is None:
             return _error(404, "No open episode has this path prefix.")
         return _json({"object": "list", "data": [{"id": route.model, "object": "model", "owned_by": "nenyax"}]})
