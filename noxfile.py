@@ -206,7 +206,8 @@ def bench(session: nox.Session) -> None:
     Every shared distribution is installed, with the test groups the benchmarks' anchors come from (TRL,
     OpenEnv's own server, ors-sdk); `nox -s bench -- --only P2` reruns one group, unwritten.
     """
-    _install_local(session, *shared(), extra=shared_test_groups())
+    # The TRL bridge too (tested on 3.12 for harbor's sake, it installs on 3.11): P10 times its rollout_func.
+    _install_local(session, *shared(), "nenyax-trainers-trl", extra=shared_test_groups())
     session.run("python", "bench/run.py", *session.posargs, env=_env(session))
 
 

@@ -104,6 +104,12 @@ BENCHMARKS: list[tuple[str, list[str], list[tuple[str, str, str, str]], str]] = 
         [("P9", "bytes recorded per Atari-sized step", "<= 1.05x raw", "the raw observation bytes")],
         "#image_observations-p9-where-the-bytes-go",
     ),
+    (
+        "P10",
+        ["trl_rollout.py", "--prompts", "4", "--group", "4", "--max-tokens", "48", "--steps", "3"],
+        [("P10", "TRL `rollout_func` through Nenyax, cost per completion token", "<= 1.10", "TRL generating alone")],
+        "#trl_rollout-p10-notes",
+    ),
 ]
 
 
