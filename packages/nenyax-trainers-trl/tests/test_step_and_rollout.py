@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import pytest
 from support import recording, trainer_for, trains_two_steps_on_the_record
 
-from nenyax.core.errors import InfraFailure
+from nenyax.core.errors import InfraFailure, UsageError
 from nenyax.trainers.trl import NenyaxSpec
 
 STEP = "reasoning_gym:basic_arithmetic?size=8"
@@ -54,3 +55,14 @@ def test_an_infrastructure_failure_is_masked_out_and_counted_never_a_reward_of_z
     assert logged["nenyax/untrainable"] == 1.0
     assert logged["nenyax/status/infra_error"] == 1.0
     assert spec.counts["status/infra_error"] == 1
+
+
+def test_a_tokenizer_without_a_chat_template_is_one_sentence_before_any_step(model_folder, tmp_path):
+    spec = NenyaxSpec(STEP, runs=tmp_path / "runs")
+    trainer = trainer_for(spec, model_folder, tmp_path, max_steps=1)
+    trainer.processing_class.chat_template = None
+    with pytest.raises(UsageError, match="no chat template") as refused:
+        trainer.train()
+    assert str(refused.value).count(".") == 1  # one sentence
+    assert trainer.state.global_step == 0
+    assert not (spec.run_dir / "trajectories.jsonl").exists() or not (spec.run_dir / "trajectories.jsonl").read_text()
