@@ -1,6 +1,13 @@
+import os
+
 import pytest
+import torch
 
 from nenyax.providers.local.provider import LocalProvider
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Two workers on two cores: one thread each, rather than four threads fighting over two cores.
+    torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="session")

@@ -98,6 +98,7 @@ def trains_two_steps_on_the_record(uri: str, mode: str, folder: Path, tmp_path: 
 
     recorded = list(read_trajectories(spec.run_dir / "trajectories.jsonl"))
     episodes = 2 * trainer.args.per_device_train_batch_size
+    generated_at = range(0, 2, trainer.args.steps_per_generation)  # the steps at which a batch was generated
     assert len(recorded) == sum(len(out["prompt_ids"]) for out in handed) == episodes
     assert all(t.model_calls for t in recorded)  # every episode was played by the trainer's model
     given = sorted(
@@ -110,9 +111,9 @@ def trains_two_steps_on_the_record(uri: str, mode: str, folder: Path, tmp_path: 
     played = sorted((list(s.prompt_ids), list(s.completion_ids), list(s.loss_mask)) for s in trainable)
     assert given == played  # TRL trained on exactly the recorded ids, the environment's tokens masked out
     assert len(given) >= episodes // 2
-    assert {c.fingerprint for t in recorded for c in t.model_calls} == {"trl:step-0", "trl:step-1"}
+    assert {c.fingerprint for t in recorded for c in t.model_calls} == {f"trl:step-{n}" for n in generated_at}
     logged = [entry for entry in trainer.state.log_history if "rewards/nenyax_score/mean" in entry]
-    assert len(logged) == 2  # the environment's score reached TRL as a reward, at each step
+    assert len(logged) == len(generated_at)  # the environment's score reached TRL as a reward, at each generation
 
     # The run directory is a run like any other: it views and exports, and every sample TRL was handed is a
     # merged row (a forked episode's later samples are rows too).
