@@ -11,7 +11,6 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import contextlib
-import hashlib
 import inspect
 import threading
 import time
@@ -31,7 +30,7 @@ from nenyax.providers.local.llama import LlamaDecoder, unsupported
 from nenyax.providers.local.models import ModelSource, materialize
 from nenyax.providers.local.packed import usable_here
 from nenyax.providers.local.sampling import Sampler, Sampling
-from nenyax.providers.local.tools import render, template_knows_tools
+from nenyax.providers.local.turns import ChatTemplate, Transcripts
 
 
 @attrs.frozen(kw_only=True)
@@ -89,6 +88,13 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0].rstrip('.')}" if text else type(exc).__name__
 
 
+def _finish_reason(seq: Row) -> str:
+    """Why `seq` ended: a reply with no token was cut by the length limit, unless its caller cancelled it first."""
+    if seq.finish_reason == "cancelled" or (seq.completion and seq.finish_reason):
+        return str(seq.finish_reason)
+    return "length"
+
+
 def _pick_device(requested: str) -> Any:
     import torch
 
@@ -135,7 +141,8 @@ class Engine:
         self._revision_of: Callable[[], str] | None = None
         """A live model's revision, asked at each call (its weights change as its trainer steps)."""
         self.chat_template_hash: str | None = None
-        self.template_knows_tools = False
+        self.transcripts: Transcripts | None = None
+        """Recent replies' exact ids, so that a later turn's prompt extends them (`nenyax.providers.local.turns`)."""
         self.converted = False
         """Whether loading had to convert the GGUF (False when the cache already held it)."""
         self.load_seconds: float | None = None
@@ -303,7 +310,7 @@ class Engine:
             completion_ids=tuple(seq.completion),
             logprobs=tuple(seq.logprobs),
             text=self.decode(seq.completion),
-            finish_reason=(seq.finish_reason or "length") if seq.completion else "length",
+            finish_reason=_finish_reason(seq),
             alternatives=tuple(tuple(alts) for alts in seq.alternatives),
             prompt_scores=scores,
         )
@@ -322,18 +329,10 @@ class Engine:
         return text
 
     def prompt_ids(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> list[int]:
-        """Render `messages` with the model's chat template, ready for the assistant's turn, as token ids."""
-        if not self.template_knows_tools:  # SmolLM2's: tools go into the system prompt, calls back as text
-            messages, tools = render(messages, tools), ()
-        try:
-            text = self.tokenizer.apply_chat_template(
-                list(messages), tools=list(tools) or None, add_generation_prompt=True, tokenize=False
-            )
-        except Exception as exc:
-            msg = f"The chat template of {self.source.name!r} cannot render these messages ({_first_line(exc)})."
-            raise UsageError(msg) from exc
-        # The template already holds every special token the model expects.
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        """`messages` as token ids ready for the assistant's turn: the model's chat template, each later turn
+        on the exact ids an earlier reply sampled (`nenyax.providers.local.turns`)."""
+        assert self.transcripts is not None  # set with the tokenizer
+        return self.transcripts.prompt(messages, tools).ids
 
     def _sequence(self, job: _Job) -> Row:
         extras = job.extras
@@ -452,13 +451,11 @@ class Engine:
         return engine
 
     def _adopt_tokenizer(self, tokenizer: Any, *, where: str) -> None:
-        template = tokenizer.chat_template
-        if not template:
+        if not tokenizer.chat_template:
             msg = f"{where} has no chat template, so it cannot answer chat requests."
             raise UsageError(msg)
-        template_text = template if isinstance(template, str) else repr(sorted(template.items()))
-        self.chat_template_hash = "sha256:" + hashlib.sha256(template_text.encode()).hexdigest()
-        self.template_knows_tools = template_knows_tools(template_text)
+        template = ChatTemplate(tokenizer, name=self.source.name)
+        self.chat_template_hash, self.transcripts = template.hash, Transcripts(template)
 
     def _adopt_model(self, model: Any, tokenizer: Any) -> None:
         """What decoding needs to know of `model` and its tokenizer: its end tokens, padding, context, cache."""

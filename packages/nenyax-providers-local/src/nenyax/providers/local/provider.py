@@ -17,8 +17,7 @@ from nenyax.core.toolkit.options import Option, Options
 from nenyax.providers.local.engine import Completion, Engine, Extras, shared_engine
 from nenyax.providers.local.models import materialize, resolve_model
 from nenyax.providers.local.sampling import Sampling
-from nenyax.providers.local.tools import INVALID_TOOL_CALL
-from nenyax.providers.local.tools import parse as parse_tool_calls
+from nenyax.providers.local.tools import reply
 
 MAX_TOP_LOGPROBS = 20
 """The most alternatives per token one request may ask for (OpenAI's limit)."""
@@ -184,18 +183,11 @@ class LocalProvider:
         """The recorded call for `done`: token texts, alternatives when asked for, tool calls parsed."""
         self._revision = engine.revision
         prompt, completion = len(done.prompt_ids), len(done.completion_ids)
-        response: dict[str, Any] = {"role": "assistant", "content": done.text}
-        finish = done.finish_reason
         tools = _offered(request)
-        if tools:
-            content, calls, parsed = parse_tool_calls(done.text)
-            if calls:
-                if request.params.get("parallel_tool_calls") is False:
-                    calls = calls[:1]
-                response = {"role": "assistant", "content": content, "tool_calls": calls}
-                finish = "tool_calls" if finish == "stop" else finish
-            elif not parsed:
-                finish = INVALID_TOOL_CALL
+        response, finish = reply(done.text, done.finish_reason, tools, request.params)
+        messages = getattr(request, "messages", ())
+        if messages and engine.transcripts is not None:  # the next turn's prompt extends these exact ids
+            engine.transcripts.remember(messages, tools, response, done.prompt_ids, done.completion_ids)
         alternatives = None
         if top:
             alternatives = tuple(

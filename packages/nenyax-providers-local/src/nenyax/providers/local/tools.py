@@ -117,3 +117,21 @@ def parse(text: str) -> tuple[str | None, list[dict[str, Any]] | None, bool]:
     if not calls:
         return rest, None, True
     return rest or None, calls, True
+
+
+def reply(
+    text: str, finish: str | None, tools: Sequence[dict[str, Any]], params: dict[str, Any]
+) -> tuple[dict[str, Any], str | None]:
+    """The assistant message for a reply's `text` and its finish reason: where tools were offered, its tool
+    calls parsed (``tool_calls``; only the first with ``parallel_tool_calls`` false), and a call that does not
+    parse kept as text with the finish reason `INVALID_TOOL_CALL`."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if not tools:
+        return message, finish
+    content, calls, parsed = parse(text)
+    if calls:
+        if params.get("parallel_tool_calls") is False:
+            calls = calls[:1]
+        called = {"role": "assistant", "content": content, "tool_calls": calls}
+        return called, "tool_calls" if finish == "stop" else finish
+    return message, finish if parsed else INVALID_TOOL_CALL
