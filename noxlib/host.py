@@ -120,6 +120,9 @@ def server_venvs(
             if "python-version" in spec:
                 install += ["--python-version", spec["python-version"]]
             session.run_install(*install, *spec["requires"], *CONSTRAINTS, external=True)
+            if spec.get("remove"):  # what the server pulls in but cannot import beside the CPU torch (vLLM's)
+                uninstall = ["uv", "pip", "uninstall", "-q", "--python", str(python), *spec["remove"]]
+                session.run_install(*uninstall, external=True)
             stamp.write_text(wanted)
         found[spec["env"]] = str(python)
     return found

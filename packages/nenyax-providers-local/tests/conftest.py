@@ -7,6 +7,7 @@ cached float32 folder in about a second.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +20,10 @@ from nenyax.providers.local.engine import Engine
 from nenyax.providers.local.provider import LocalProvider
 
 MODEL = "smollm2-135m"
+
+# The real vLLM's tests run in `nox -s vllm`, which builds vLLM's server venv and names its interpreter in
+# NENYAX_VLLM_PYTHON; the package's own session does not collect them.
+collect_ignore = [] if os.environ.get("NENYAX_VLLM_PYTHON") else ["vllm"]
 
 
 @pytest.fixture(scope="session")

@@ -111,6 +111,9 @@ def trains_two_steps_on_the_record(uri: str, mode: str, folder: Path, tmp_path: 
     played = sorted((list(s.prompt_ids), list(s.completion_ids), list(s.loss_mask)) for s in trainable)
     assert given == played  # TRL trained on exactly the recorded ids, the environment's tokens masked out
     assert len(given) >= episodes // 2
+    # Every later call of an episode (terminus-2 asking again for a reply cut short) was built on the exact ids
+    # before it, so no episode forked and TRL was handed each whole.
+    assert not any(merged_samples(t)[1].count for t in recorded)
     assert {c.fingerprint for t in recorded for c in t.model_calls} == {f"trl:step-{n}" for n in generated_at}
     logged = [entry for entry in trainer.state.log_history if "rewards/nenyax_score/mean" in entry]
     assert len(logged) == len(generated_at)  # the environment's score reached TRL as a reward, at each generation

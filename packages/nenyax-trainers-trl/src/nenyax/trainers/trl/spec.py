@@ -22,6 +22,7 @@ no advantage), its mask is all zero, and it is counted in the trainer's logged m
 from __future__ import annotations
 
 import asyncio
+import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +34,7 @@ from nenyax.core import Endpoint, JsonlSink, TokenSample, Trajectory, load, merg
 from nenyax.core.errors import UsageError
 from nenyax.core.toolkit.loops import run_sync
 from nenyax.providers.local.provider import LocalProvider
+from nenyax.providers.local.token_server import TokenServerProvider
 
 POLICY = "policy"
 """The name the trainer's live model is served under."""
@@ -90,23 +92,28 @@ class NenyaxSpec:
         self.reward_funcs: list[RewardFunc] = [nenyax_score]
         self.run_dir = new_run_dir(runs, self.env.manifest, {"trainer": "trl"})
         self._sink = JsonlSink(self.run_dir / "trajectories.jsonl")
-        self._provider: LocalProvider | None = None
+        self._provider: LocalProvider | TokenServerProvider | None = None
         self._plays: Counter[str] = Counter()
         self.counts: Counter[str] = Counter()
         """Episodes played, by status; ``forked``: episodes whose later calls TRL could not be given."""
 
     def endpoint(self, trainer: Any) -> Endpoint:
-        """The Endpoint over the trainer's live model, sampling as the trainer's arguments say."""
+        """The Endpoint over the trainer's own inference, sampling as the trainer's arguments say: its model
+        object, or (``use_vllm=True, vllm_mode="server"``) the vLLM server TRL syncs its weights into before
+        each rollout, reached token in, token out (the ``tokens`` provider)."""
         args = trainer.args
         if self._provider is None:
-            model = trainer.accelerator.unwrap_model(trainer.model)
             tokenizer = trainer.processing_class
             if not getattr(tokenizer, "chat_template", None):
                 msg = "The trainer's tokenizer has no chat template, so its model cannot play chat episodes."
                 raise UsageError(msg)
             state = trainer.state
             revision = lambda: f"trl:step-{state.global_step}"  # noqa: E731 - read at each call
-            self._provider = LocalProvider.live(model, tokenizer, name=POLICY, revision=revision)
+            if getattr(args, "use_vllm", False):
+                self._provider = _vllm_server(args, tokenizer, revision)
+            else:
+                model = trainer.accelerator.unwrap_model(trainer.model)
+                self._provider = LocalProvider.live(model, tokenizer, name=POLICY, revision=revision)
         sampling: dict[str, Any] = {"temperature": args.temperature, "max_tokens": args.max_completion_length}
         if args.top_p is not None and args.top_p < 1.0:
             sampling["top_p"] = args.top_p
@@ -202,6 +209,25 @@ def _log(trainer: Any, batch: Counter[str]) -> None:
     for name, count in batch.items():
         if name.startswith("status/"):
             metrics[mode][f"nenyax/{name}"].append(float(count))
+
+
+def _vllm_server(args: Any, tokenizer: Any, revision: Callable[[], str]) -> TokenServerProvider:
+    """TRL's vLLM server (``trl vllm-serve``, which runs vLLM's own), sampled token in, token out."""
+    if getattr(args, "vllm_mode", "server") != "server":
+        msg = (
+            f"NenyaxSpec samples through TRL's vLLM in server mode only, not vllm_mode={args.vllm_mode!r} (vLLM "
+            "inside TRL's process is out of its reach): set vllm_mode='server' and run `trl vllm-serve`, or "
+            "use_vllm=False to sample the trainer's model object."
+        )
+        raise UsageError(msg)
+    base = getattr(args, "vllm_server_base_url", None) or f"http://{args.vllm_server_host}:{args.vllm_server_port}"
+    try:  # the name the server serves the model under, as TRL's own VLLMClient reads it
+        with urllib.request.urlopen(f"{base.rstrip('/')}/v1/models", timeout=30) as response:
+            served = orjson.loads(response.read())["data"][0]["id"]
+    except (OSError, ValueError, KeyError, IndexError) as exc:
+        msg = f"TRL's vLLM server at {base} does not answer /v1/models ({type(exc).__name__}: {exc}); is it running?"
+        raise UsageError(msg) from exc
+    return TokenServerProvider(base_url=base, served_model=served, tokenizer=tokenizer, revision=revision)
 
 
 def _pad_id(tokenizer: Any) -> int:
