@@ -11,8 +11,10 @@ embedded model, so its ids and logprobs are a real model's. The vLLM wire is tes
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import logging
+import threading
 from typing import Any
 
 import pytest
@@ -22,6 +24,8 @@ from nenyax.core import ChatRequest, Endpoint, TextRequest
 from nenyax.core.errors import InfraFailure, UsageError
 from nenyax.providers.local.token_server import TokenServerProvider
 from nenyax.providers.local.turns import ChatTemplate, Transcripts
+from nenyax.testing import conformance_suite
+from nenyax.testing.subject import Subject
 
 MODEL = "smollm2-135m"
 TOOLS = (
@@ -212,3 +216,34 @@ def test_bad_settings_are_one_sentence():
         TokenServerProvider(server="triton")
     with pytest.raises(UsageError, match="is not an http"):
         TokenServerProvider(base_url="localhost:8000")
+
+
+@pytest.fixture(scope="module")
+def sglang_in_a_thread(provider, tokenizer):
+    """The loopback server on an event loop of its own, for the synchronous kit; yields its base URL."""
+    server, loop, started = LoopbackSGLang(provider, tokenizer), asyncio.new_event_loop(), concurrent.futures.Future()
+
+    def run():
+        app = web.Application()
+        app.router.add_post("/generate", server.generate)
+        runner, url = loop.run_until_complete(serve(app))
+        started.set_result(url)
+        loop.run_forever()
+        loop.run_until_complete(runner.cleanup())
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    yield started.result(timeout=30)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=30)
+
+
+class TestTokensConformance(conformance_suite("provider")):  # type: ignore[misc]
+    """The provider kit against the ``tokens`` provider over the loopback SGLang wire."""
+
+    plugin = "tokens"
+
+    @pytest.fixture
+    def subject(self, sglang_in_a_thread, engine):
+        options = {"base_url": sglang_in_a_thread, "server": "sglang", "tokenizer": str(engine.folder)}
+        return Subject.from_environment(kind="provider", name=self.plugin, options=options)
