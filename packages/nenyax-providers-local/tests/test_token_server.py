@@ -97,12 +97,12 @@ def serve(app: web.Application):
     return start()
 
 
-def run_against(server: LoopbackSGLang, scenario):
+def run_against(server: LoopbackSGLang, scenario, **sampling):
     async def main():
         app = web.Application()
         app.router.add_post("/generate", server.generate)
         runner, url = await serve(app)
-        endpoint = Endpoint(f"tokens:{MODEL}", base_url=url, provider_options={"server": "sglang"}, max_tokens=24)
+        endpoint = Endpoint(f"tokens:{MODEL}", base_url=url, provider_options={"server": "sglang"}, **sampling)
         try:
             return await scenario(endpoint)
         finally:
@@ -127,7 +127,7 @@ def test_a_second_turn_extends_the_first_turns_exact_ids_and_records_what_the_se
         second = await endpoint.send(ChatRequest(model=MODEL, messages=tuple(later)))
         return first, second, later
 
-    first, second, later = run_against(sglang, two_turns)
+    first, second, later = run_against(sglang, two_turns, max_tokens=24)
     sent = [body["input_ids"] for body in sglang.received]
     assert sent == [list(first.prompt_token_ids), list(second.prompt_token_ids)]
     earlier = [*first.prompt_token_ids, *first.completion_token_ids]
@@ -158,6 +158,9 @@ def test_a_tool_call_is_parsed_back_and_the_tool_result_turn_extends_it(sglang):
         return first, second
 
     first, second = run_against(sglang, call_then_result)
+    # No max_tokens asked: the provider's default is sent, and recorded (never a server's silent 16).
+    assert [body["sampling_params"]["max_new_tokens"] for body in sglang.received] == [256, 256]
+    assert first.params["max_tokens"] == 256
     assert first.finish_reason == "tool_calls"
     function = first.response["tool_calls"][0]["function"]
     assert function["name"] == "add"

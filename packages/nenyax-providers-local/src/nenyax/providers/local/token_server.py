@@ -33,6 +33,8 @@ from nenyax.providers.local.turns import ChatTemplate, Transcripts
 SERVERS = ("vllm", "sglang")
 HONOURS = (SAMPLING_KEYS - {"n", "guided_choice"}) | {"tool_choice", "parallel_tool_calls", "user", "metadata"}
 """What a request may ask: sampling, and the tool fields this side of the wire handles."""
+DEFAULT_MAX_TOKENS = 256
+"""Where a request sets no ``max_tokens``: the local provider's default (vLLM's completions route would stop at 16)."""
 _SGLANG_NAMES = {"max_tokens": "max_new_tokens", "min_tokens": "min_new_tokens", "seed": "sampling_seed"}
 _FINISHED = {"stop": "stop", "length": "length"}
 
@@ -115,7 +117,7 @@ class TokenServerProvider:
         template, transcripts = await asyncio.to_thread(self._template, request.model)
         tools = () if choice == "none" else tuple(request.tools)
         prompt = transcripts.prompt(request.messages, tools)
-        sampling = {k: v for k, v in request.params.items() if k in SAMPLING_KEYS}
+        sampling = {"max_tokens": DEFAULT_MAX_TOKENS, **{k: v for k, v in request.params.items() if k in SAMPLING_KEYS}}
         started = time.perf_counter()
         if self.server == "vllm":
             completion, logprobs, finish, usage = await self._vllm_generate(request.model, prompt.ids, sampling)
@@ -129,7 +131,7 @@ class TokenServerProvider:
             response=response,
             provider=self.name,
             model=request.model,
-            params=dict(request.params),
+            params={**request.params, "max_tokens": sampling["max_tokens"]},
             tools=tools,
             prompt_token_ids=tuple(prompt.ids),
             completion_token_ids=tuple(completion),
