@@ -30,7 +30,7 @@ from nenyax.providers.local.llama import LlamaDecoder, unsupported
 from nenyax.providers.local.models import ModelSource, materialize
 from nenyax.providers.local.packed import usable_here
 from nenyax.providers.local.sampling import Sampler, Sampling
-from nenyax.providers.local.turns import ChatTemplate, Transcripts
+from nenyax.providers.local.turns import ChatTemplate, Transcripts, first_line
 
 
 @attrs.frozen(kw_only=True)
@@ -81,11 +81,6 @@ class _Job:
 
 PACKED_FORMATS = ("int4",)
 """Weight formats decoded by `LlamaDecoder` (CPU only) rather than by the Hugging Face model."""
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0].rstrip('.')}" if text else type(exc).__name__
 
 
 def _finish_reason(seq: Row) -> str:
@@ -236,7 +231,7 @@ class Engine:
             try:
                 self._serve([j for j in jobs if j.future.set_running_or_notify_cancel()])
             except BaseException as exc:  # never leave a caller waiting forever
-                failure = InfraFailure(f"The local model failed unexpectedly ({_first_line(exc)}).")
+                failure = InfraFailure(f"The local model failed unexpectedly ({first_line(exc)}).")
                 for job in jobs:
                     if not job.future.done():
                         job.future.set_exception(failure)
@@ -273,7 +268,7 @@ class Engine:
             except NenyaxError as exc:
                 job.future.set_exception(exc)
             except Exception as exc:  # noqa: BLE001 - scoring a prompt failed in torch: the waiter must hear
-                job.future.set_exception(InfraFailure(f"The local model failed scoring a prompt ({_first_line(exc)})."))
+                job.future.set_exception(InfraFailure(f"The local model failed scoring a prompt ({first_line(exc)})."))
         if not ready:
             return
         self.batch_sizes.append(len(ready))
@@ -281,9 +276,7 @@ class Engine:
             seqs = [seq for _, seq in ready]
             generate(self._start(seqs), seqs, eos_ids=self._eos_ids, decode=self.decode)
         except Exception as exc:  # noqa: BLE001 - every waiter must get an answer, whatever torch raised
-            failure = InfraFailure(
-                f"The local model {self.source.name!r} failed while generating ({_first_line(exc)})."
-            )
+            failure = InfraFailure(f"The local model {self.source.name!r} failed while generating ({first_line(exc)}).")
             for job, _ in ready:
                 job.future.set_exception(failure)
             return
@@ -395,7 +388,7 @@ class Engine:
                 )
             model.to(device).eval()
         except Exception as exc:
-            msg = f"Could not load a chat model from {folder} ({_first_line(exc)})."
+            msg = f"Could not load a chat model from {folder} ({first_line(exc)})."
             raise (InfraFailure(msg) if self.source.builtin else UsageError(msg)) from exc
         if packed:
             why = unsupported(model.config)

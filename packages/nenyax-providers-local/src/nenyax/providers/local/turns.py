@@ -30,8 +30,10 @@ LOG = logging.getLogger("nenyax.providers.turns")
 _MARK = "\ue000nenyax-end-of-turn\ue000"  # a private-use character no model writes, to find the template's suffix
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+def first_line(exc: BaseException) -> str:
+    """An exception as one short clause for a sentence: its type and the first line of its message."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0].rstrip('.')}" if text else type(exc).__name__
 
 
 class ChatTemplate:
@@ -56,7 +58,7 @@ class ChatTemplate:
                 list(messages), tools=list(tools) or None, add_generation_prompt=generation, tokenize=False
             )
         except Exception as exc:
-            msg = f"The chat template of {self.name!r} cannot render these messages ({_first_line(exc)})."
+            msg = f"The chat template of {self.name!r} cannot render these messages ({first_line(exc)})."
             raise UsageError(msg) from exc
         return str(rendered)
 
