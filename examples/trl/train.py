@@ -6,6 +6,9 @@
     python examples/trl/train.py rollout
     pip install nenyax-adapters-harbor nenyax-sandboxes-bwrap                 # task mode (Python >= 3.12, bwrap, tmux)
     python examples/trl/train.py task
+    pip install nenyax-adapters-ors ors-sdk                                   # TRL's own tool loop
+    python my_env.py &                              # the ors-sdk README's MathEnv, on port 8080
+    python examples/trl/train.py tools              # environment_factory instead of rollout_func
 
 Each run takes two GRPO steps on CPU with the embedded SmolLM2-135M-Instruct (or `--model FOLDER`, any chat
 model transformers loads), prints the trainer's loss and rewards, then the run directory every episode was
@@ -26,6 +29,8 @@ ENVIRONMENTS = {
     "step": "reasoning_gym:basic_arithmetic?size=16",
     "rollout": "verifiers:nenyax.adapters.verifiers.demo:load_environment",
     "task": "harbor:{examples}/hello-file?max_turns=1",
+    # A step environment whose actions are tool calls, played by TRL's own tool loop (environment_factory).
+    "tools": "ors:http://127.0.0.1:8080/mathenv?terminal_tool=submit",
 }
 
 
@@ -47,6 +52,9 @@ def main() -> None:
     tokenizer = AutoTokenizer.from_pretrained(folder)
 
     spec = NenyaxSpec(uri)
+    tools = args.mode == "tools"
+    if tools:
+        _can_call_tools(tokenizer)
     config = GRPOConfig(
         output_dir="runs/trl-out",
         per_device_train_batch_size=4 if args.mode != "task" else 2,
@@ -69,13 +77,28 @@ def main() -> None:
         model=model,
         args=config,
         processing_class=tokenizer,
-        train_dataset=spec.train_dataset,
-        rollout_func=spec.rollout_func,
         reward_funcs=spec.reward_funcs,
+        **(
+            {"train_dataset": spec.tool_dataset, "environment_factory": spec.environment_factory}
+            if tools
+            else {"train_dataset": spec.train_dataset, "rollout_func": spec.rollout_func}
+        ),
     )
     trainer.train()
     print(f"Episodes by status: {dict(spec.counts)}")
     print(f"Every episode is in {spec.run_dir}: nenyax view {spec.run_dir}")
+
+
+def _can_call_tools(tokenizer) -> None:
+    """TRL's tool loop needs a chat template that renders tool calls: SmolLM2's does not, so it gets the ChatML
+    one TRL ships for Qwen2.5 (the same special tokens)."""
+    from pathlib import Path
+
+    import trl
+    from trl.chat_template_utils import supports_tool_calling
+
+    if not supports_tool_calling(tokenizer):
+        tokenizer.chat_template = (Path(trl.__file__).parent / "chat_templates" / "qwen2_5.jinja").read_text()
 
 
 def _embedded_model() -> str:

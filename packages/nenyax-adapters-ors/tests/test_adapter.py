@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from nenyax.core import BadURIError, Status, check, load
+from nenyax.core import BadURIError, Status, ToolSession, check, load
 from nenyax.core.contract.trajectory import Tier
 
 
@@ -137,6 +137,26 @@ def test_the_synchronous_session_api_works(math_env):
         step = session.act(session.reference_action())
         assert step.reward == 1.0
         assert session.done
+    finally:
+        session.close()
+
+
+def test_a_session_offers_its_tools_for_a_native_tool_loop(math_env):
+    # What a trainer's own tool loop (TRL's environment_factory) reads: the tools as function schemas, the task
+    # as text, and each call's answer as text.
+    session = math_env.session(task="test/1")
+    try:
+        assert isinstance(session, ToolSession)
+        specs = {spec["function"]["name"]: spec["function"] for spec in session.tool_specs()}
+        assert set(specs) == {"hint", "slow", "submit"}
+        assert specs["submit"]["description"] == "Submit the final answer."
+        assert specs["submit"]["parameters"]["properties"]["answer"]["type"] == "string"
+        assert specs["hint"]["parameters"]["type"] == "object"
+        assert session.task_text() == "What is 3*5?"
+        hint = session.act(session.tool_action("hint", {}))
+        assert session.tool_reply(hint) == "Compute it step by step."
+        step = session.act(session.tool_action("submit", {"answer": "15"}))
+        assert (session.tool_reply(step), step.reward, session.done) == ("Correct!", 1.0, True)
     finally:
         session.close()
 

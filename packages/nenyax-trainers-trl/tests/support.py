@@ -84,17 +84,22 @@ def nenyax(*args: str) -> str:
     return done.stdout
 
 
+def trains_two_steps(trainer: Any) -> None:
+    """Train; two optimizer steps were taken and moved the weights."""
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if p.requires_grad}
+    trainer.train()
+    assert trainer.state.global_step == 2
+    params = trainer.model.named_parameters()
+    assert any(p.requires_grad and not torch.equal(p, before[n]) for n, p in params), "no weight moved"
+
+
 def trains_two_steps_on_the_record(uri: str, mode: str, folder: Path, tmp_path: Path, **overrides: Any) -> None:
     """Two optimizer steps of GRPO on `uri`, and every check that TRL trained on exactly what was recorded."""
     spec = NenyaxSpec(uri, runs=tmp_path / "runs")
     assert spec.env.manifest.mode.value == mode
     handed = recording(spec)
     trainer = trainer_for(spec, folder, tmp_path, **overrides)
-    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if p.requires_grad}
-    trainer.train()
-    assert trainer.state.global_step == 2
-    params = trainer.model.named_parameters()
-    assert any(p.requires_grad and not torch.equal(p, before[n]) for n, p in params), "no weight moved"
+    trains_two_steps(trainer)
 
     recorded = list(read_trajectories(spec.run_dir / "trajectories.jsonl"))
     episodes = 2 * trainer.args.per_device_train_batch_size

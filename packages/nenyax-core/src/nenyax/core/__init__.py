@@ -77,6 +77,7 @@ _EXPORTS: dict[str, str] = {
     # engine
     **dict.fromkeys(("Environment", "StepEnvironment"), "nenyax.core.engine.environment"),
     "Session": "nenyax.core.engine.session",
+    "ToolSession": "nenyax.core.engine.tool_sessions",
     **dict.fromkeys(
         ("CallablePolicy", "NullPolicy", "Policy", "RandomPolicy", "ReferencePolicy", "Turn", "as_policy"),
         "nenyax.core.engine.policies",
@@ -209,6 +210,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.engine.settings import EvalSettings, LearnerSettings, ModelSettings, PolicySettings, TrainSettings
     from nenyax.core.engine.sinks import JsonlSink, TrajectoryFile, read_trajectories
     from nenyax.core.engine.summary import Summary, summarize
+    from nenyax.core.engine.tool_sessions import ToolSession
     from nenyax.core.errors import (
         BadURIError,
         CannotTravelError,

@@ -239,6 +239,33 @@ class OrsSession(Session):
         names = [str(t.get("name")) for t in self.tools if isinstance(t, dict)]
         return codec.parse_reply(text, names, self.env.plain_reply)
 
+    # ---- native tool calls (`nenyax.core.ToolSession`): a trainer's own tool loop
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        """This session's tools as OpenAI function tools (ORS's ``input_schema`` is their ``parameters``)."""
+        specs = []
+        for tool in self.tools:
+            schema = tool.get("input_schema") if isinstance(tool.get("input_schema"), dict) else None
+            parameters = schema or {"type": "object", "properties": {}}
+            function = {"name": str(tool.get("name")), "description": str(tool.get("description") or "")}
+            specs.append({"type": "function", "function": {**function, "parameters": parameters}})
+        return specs
+
+    def task_text(self) -> str:
+        """The task's prompt blocks as text."""
+        return codec.blocks_text(self.prompt)
+
+    def tool_action(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The call ``{"name": name, "input": arguments}``."""
+        return {"name": name, "input": arguments}
+
+    def tool_reply(self, step: Step) -> str:
+        """The call's result blocks as text (its reward is the judgment's, not the model's to read)."""
+        output = step.info.get("output")
+        if not isinstance(output, dict):  # the server refused the call: the loop recorded why
+            return str(step.info.get("error", "(no output)"))
+        return codec.blocks_text(output.get("blocks") or ()) or "(no output)"
+
     # ---- built-in policies
 
     def _answer_call(self, answer: Any) -> dict[str, Any]:

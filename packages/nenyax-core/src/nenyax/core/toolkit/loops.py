@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -39,7 +40,12 @@ class LoopThread:
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run `coro` on the private loop and wait for its result."""
-        return asyncio.run_coroutine_threadsafe(coro, self._started()).result()
+        return self.submit(coro).result()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Start `coro` on the private loop; its future, to wait on from any thread (or, wrapped with
+        `asyncio.wrap_future`, from another loop)."""
+        return asyncio.run_coroutine_threadsafe(coro, self._started())
 
     def close(self, last: Coroutine[Any, Any, Any] | None = None) -> None:
         """Run `last` on the loop (its cleanup, e.g. closing a pool), then stop the loop and its thread.

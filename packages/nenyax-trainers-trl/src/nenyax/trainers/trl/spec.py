@@ -22,6 +22,7 @@ no advantage), its mask is all zero, and it is counted in the trainer's logged m
 from __future__ import annotations
 
 import asyncio
+import functools
 import urllib.request
 from collections import Counter
 from collections.abc import Callable
@@ -30,11 +31,24 @@ from typing import Any
 
 import orjson
 
-from nenyax.core import Endpoint, JsonlSink, TokenSample, Trajectory, load, merged_samples, new_run_dir, task_rows
+from nenyax.core import (
+    Endpoint,
+    JsonlSink,
+    PolicyInfo,
+    StepEnvironment,
+    TokenSample,
+    ToolSession,
+    Trajectory,
+    load,
+    merged_samples,
+    new_run_dir,
+    task_rows,
+)
 from nenyax.core.errors import UsageError
-from nenyax.core.toolkit.loops import run_sync
+from nenyax.core.toolkit.loops import LoopThread, run_sync
 from nenyax.providers.local.provider import LocalProvider
 from nenyax.providers.local.token_server import TokenServerProvider
+from nenyax.trainers.trl.tool_env import Episode, ToolEnvironment, _Relay, environment_class, episode_scores
 
 POLICY = "policy"
 """The name the trainer's live model is served under."""
@@ -77,7 +91,9 @@ class NenyaxSpec:
         self.seed = seed
         self._tasks: dict[bytes, str] = {}
         rows = []
+        self._task_ids: list[str] = []
         for row in task_rows(self.env, split=split, limit=limit):
+            self._task_ids.append(row["task_id"])
             # TRL gives rollout_func the prompts only: each must say which task it is. A step environment's
             # first chat does (tasks that show the same chat are played as the first of them); a native loop
             # or a harness builds its prompt while it plays, so its row names the task.
@@ -86,6 +102,7 @@ class NenyaxSpec:
             rows.append({"prompt": prompt, "task_id": row["task_id"]})
         if not rows:
             raise UsageError(f"{self.env.uri} lists no task to train on.")
+        self._task_set = frozenset(self._task_ids)
         import datasets
 
         self.train_dataset = datasets.Dataset.from_list(rows)
@@ -96,6 +113,70 @@ class NenyaxSpec:
         self._plays: Counter[str] = Counter()
         self.counts: Counter[str] = Counter()
         """Episodes played, by status; ``forked``: episodes whose later calls TRL could not be given."""
+        self.loop = LoopThread("nenyax-trl-tools")
+        """Where `environment_factory`'s episodes play (TRL calls them from its own threads and loop)."""
+        self._batches = 0
+
+    @property
+    def tool_dataset(self) -> Any:
+        """The tasks as the rows `environment_factory` trains on: each names its task (``task_id``), and its
+        `reset` gives the task's text (TRL appends it to an empty user message)."""
+        import datasets
+
+        return datasets.Dataset.from_list([{"task_id": task} for task in self._task_ids])
+
+    @functools.cached_property
+    def environment_factory(self) -> type[ToolEnvironment]:
+        """The environment as TRL's ``environment_factory``: a class with one method per tool (see `tool_env`).
+
+        For step environments with tools whose sessions offer them as function schemas (ORS); train it on
+        `tool_dataset`, with `reward_funcs`."""
+        if not isinstance(self.env, StepEnvironment):
+            msg = (
+                f"{self.env.uri} runs its own loop ({self.env.manifest.mode} mode): TRL's tool loop cannot play it; "
+                "use NenyaxSpec.rollout_func."
+            )
+            raise UsageError(msg)
+        if not self.env.manifest.capabilities.tools:
+            msg = f"{self.env.uri} offers the model no tools, so TRL's tool loop has nothing to call; use rollout_func."
+            raise UsageError(msg)
+        tools = self.loop.run(self._tool_specs())
+        return environment_class(self, tools, name="NenyaxToolEnvironment")
+
+    async def _tool_specs(self) -> list[dict[str, Any]]:
+        assert isinstance(self.env, StepEnvironment)
+        session = await self.env.asession(task=self._task_ids[0], seed=self.seed)
+        try:
+            if not isinstance(session, ToolSession):
+                msg = (
+                    f"{self.env.uri}'s sessions do not offer their tools as function schemas "
+                    "(nenyax.core.ToolSession), so TRL's tool loop cannot call them; use rollout_func."
+                )
+                raise UsageError(msg)
+            return session.tool_specs()
+        finally:
+            await session.aclose()
+
+    async def open_episode(self, task: str, tools: frozenset[str]) -> Episode:
+        """Start an episode of `task` played through TRL's tool loop (on `loop`)."""
+        if task not in self._task_set:
+            msg = f"Task {task!r} is not a task of {self.env.uri}; train on NenyaxSpec.tool_dataset."
+            raise UsageError(msg)
+        relay = _Relay(PolicyInfo(kind="trainer", name="trl:environment_factory"))
+        played = asyncio.create_task(self._episode(relay, task, f"trl-batch-{self._batches}:{task}", relay))
+        return Episode(relay, played, tools)
+
+    def score_episodes(self, environments: list[Any], completions: list[Any], log_metric: Any) -> list[float | None]:
+        """End the batch's `environment_factory` episodes with the model's last replies; their scores."""
+        scores, batch = episode_scores(environments, completions)
+        self._batches += 1
+        self.counts.update({name: count for name, count in batch.items() if count})
+        if log_metric is not None:
+            log_metric("nenyax/untrainable", float(batch["untrainable"]))
+            for name, count in batch.items():
+                if name.startswith("status/"):
+                    log_metric(f"nenyax/{name}", float(count))
+        return scores
 
     def endpoint(self, trainer: Any) -> Endpoint:
         """The Endpoint over the trainer's own inference, sampling as the trainer's arguments say: its model
@@ -167,26 +248,17 @@ class NenyaxSpec:
         return reward
 
     async def _play(self, endpoint: Endpoint, tasks: list[str], *, step: int) -> list[Trajectory]:
-        # Each episode of a task gets the next sample number: the model's sampling is seeded from the episode
-        # (task, seed, sample), so the copies of one prompt in a group would otherwise say the same thing.
-        numbered = []
-        for task in tasks:
-            numbered.append((task, self._plays[task]))
-            self._plays[task] += 1
-        return list(
-            await asyncio.gather(
-                *(
-                    self.env.arollout(
-                        endpoint,
-                        task=task,
-                        seed=self.seed,
-                        sample=sample,
-                        group_id=f"trl-step-{step}:{task}",
-                        observers=[self._sink],
-                    )
-                    for task, sample in numbered
-                )
-            )
+        return list(await asyncio.gather(*(self._episode(endpoint, task, f"trl-step-{step}:{task}") for task in tasks)))
+
+    async def _episode(self, policy: Any, task: str, group_id: str, *observers: Any) -> Trajectory:
+        """One episode of `task`, streamed to the run directory. Each episode of a task gets the next sample
+        number (taken before anything is awaited, so in the order the episodes were asked for): the model's
+        sampling is seeded from the episode (task, seed, sample), so the copies of one prompt in a group would
+        otherwise say the same thing."""
+        sample = self._plays[task]
+        self._plays[task] += 1
+        return await self.env.arollout(
+            policy, task=task, seed=self.seed, sample=sample, group_id=group_id, observers=[self._sink, *observers]
         )
 
     def _task_of(self, prompt: Any) -> str:
@@ -250,6 +322,23 @@ def _nothing(pad: int) -> tuple[list[int], list[int], list[float], list[int]]:
     return [pad], [pad], [0.0], [0]
 
 
-def nenyax_score(nenyax_score: list[float | None], **_: Any) -> list[float | None]:
-    """The episodes' judged scores (None where an episode failed for infrastructure: no reward, never 0)."""
-    return nenyax_score
+def nenyax_score(
+    nenyax_score: list[float | None] | None = None,
+    environments: list[Any] | None = None,
+    completions: list[Any] | None = None,
+    log_metric: Any = None,
+    **_: Any,
+) -> list[float | None]:
+    """The episodes' judged scores (None where an episode failed for infrastructure: no reward, never 0):
+    those `rollout_func` played, or those of `environment_factory`, ended here with the model's last reply."""
+    if nenyax_score is not None:
+        return nenyax_score
+    if environments is not None and completions is not None:
+        specs = {id(e._spec): e._spec for e in environments if isinstance(e, ToolEnvironment)}
+        if len(specs) == 1:
+            return next(iter(specs.values())).score_episodes(environments, completions, log_metric)
+    msg = (
+        "nenyax_score scores the episodes of one NenyaxSpec: pass GRPOTrainer its rollout_func, or its "
+        "environment_factory, beside reward_funcs."
+    )
+    raise UsageError(msg)
