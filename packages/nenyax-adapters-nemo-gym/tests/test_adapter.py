@@ -11,7 +11,7 @@ import pytest
 from nemo_gym_helpers import uri
 
 from nenyax.adapters.nemo_gym import launcher
-from nenyax.core import Status, Tier, check, load
+from nenyax.core import Status, Tier, ToolSession, check, load
 from nenyax_testsupport.tables import sync_marked_block, tier_summary, updating
 
 
@@ -217,6 +217,33 @@ def test_tool_calls_keep_server_state_per_session_cookie(counter):
         assert traj.tool_calls[2].duration_s > 0
     finally:
         env.close()
+
+
+def test_a_session_offers_its_tools_for_a_native_tool_loop(counter):
+    # What a trainer's own tool loop (TRL's environment_factory) reads: the row's tools as chat function
+    # tools, the prompt as text, and each call's answer as text.
+    env = load(uri(counter))
+    try:
+        session = env.session(task="example/0")
+        assert isinstance(session, ToolSession)
+        specs = {spec["function"]["name"]: spec["function"] for spec in session.tool_specs()}
+        assert set(specs) == {"get_counter_value", "increment_counter"}
+        assert specs["increment_counter"]["parameters"]["properties"]["count"]["type"] == "integer"
+        assert session.task_text() == render_text(session)
+        step = session.act(session.tool_action("increment_counter", {"count": 2}))
+        assert session.tool_reply(step) == step.info["tool_output"]
+        read = session.act(session.tool_action("get_counter_value", {}))
+        assert json.loads(session.tool_reply(read)) == {"count": 5}  # the row starts at 3
+        session.close()
+    finally:
+        env.close()
+
+
+def render_text(session):
+    """The prompt's own messages, as the row has them (the text codec's tool syntax left out)."""
+    items = session.row["responses_create_params"]["input"]
+    texts = [item["content"] if isinstance(item["content"], str) else item["content"][0]["text"] for item in items]
+    return "\n\n".join(texts)
 
 
 def test_concurrent_episodes_do_not_share_a_session(counter):

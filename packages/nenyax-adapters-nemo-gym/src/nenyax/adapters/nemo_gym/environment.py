@@ -299,6 +299,35 @@ class NemoGymSession(Session):
         """Synchronous `aclose`."""
         self.env._bridge.run(self.aclose())
 
+    # ---- native tool calls (`nenyax.core.ToolSession`): a trainer's own tool loop
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        """The row's function tools in the chat form (the Responses API's flat tool, nested under ``function``)."""
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": tool["name"],
+                    "description": tool.get("description") or "",
+                    "parameters": tool.get("parameters") or {"type": "object", "properties": {}},
+                },
+            }
+            for tool in self.tools
+        ]
+
+    def task_text(self) -> str:
+        """The row's prompt messages as one text (a system or developer message first, as the row has it)."""
+        return "\n\n".join(m["content"] for m in rowlib.chat_messages(rowlib.input_items(self.row)) if m["content"])
+
+    def tool_action(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The call ``{"name": name, "arguments": arguments}``."""
+        return {"name": name, "arguments": arguments}
+
+    def tool_reply(self, step: Step) -> str:
+        """The text the server's tool route answered (or why the call was refused)."""
+        output = step.info.get("tool_output")
+        return str(output) if output is not None else str(step.info.get("error", "(no output)"))
+
     # ---- text codec
 
     def render(self) -> list[dict[str, Any]]:
