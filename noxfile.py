@@ -255,10 +255,11 @@ def together(session: nox.Session) -> None:
     # Importing is not playing (harbor loads terminus-2 only when a model plays): each adapter's chosen
     # episode test runs here, from its own folder (its conftest and pytest settings), and may not skip.
     env = _env(session, PYTHONPATH=str(ROOT))
-    for package in held:
-        if test := declared(package).get("together-test"):
-            session.chdir(PACKAGES[package])
-            session.run(*PYTEST, "-p", "noxlib.no_skips", test, env=env)
+    chosen = [(package, test) for package in held if (test := declared(package).get("together-test"))]
+    # Two at a time: each is one episode behind seconds of imports, so the second core would idle otherwise.
+    failed = host.run_pytests(session, [(PACKAGES[p], [*PYTEST, "-p", "noxlib.no_skips", t]) for p, t in chosen], env)
+    if failed:
+        session.error(f"The episode test of {', '.join(chosen[i][0] for i in failed)} failed (output above).")
 
 
 # The README's quickstart: what a new user installs to run the main job.

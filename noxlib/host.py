@@ -126,3 +126,29 @@ def server_venvs(
             stamp.write_text(wanted)
         found[spec["env"]] = str(python)
     return found
+
+
+def run_pytests(
+    session: nox.Session, runs: list[tuple[Path, list[str]]], env: dict[str, str], workers: int = 2
+) -> list[int]:
+    """Run each ``(folder, pytest argv)`` in the session's environment, `workers` at a time, each from its
+    folder (its conftest and settings); print each one's output in order; the indexes of those that failed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    bin_dir = str(Path(session.virtualenv.location) / "bin")
+    full = {**os.environ, **env, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    full["VIRTUAL_ENV"] = str(session.virtualenv.location)
+
+    def run(folder: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
+        command = [str(Path(bin_dir) / argv[0]), *argv[1:]]
+        return subprocess.run(command, cwd=folder, env=full, capture_output=True, text=True, check=False)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        done = list(pool.map(lambda pair: run(*pair), runs))
+    failed = []
+    for index, ((folder, argv), result) in enumerate(zip(runs, done, strict=True)):
+        session.log(f"cd {folder} && {' '.join(argv)}")
+        print(result.stdout + result.stderr, end="", flush=True)
+        if result.returncode != 0:
+            failed.append(index)
+    return failed
