@@ -2,7 +2,7 @@
 refused in one sentence, and older ones are migrated on read.
 
 The fixtures are what "the next version" would write: `trajectory_next_minor.json` carries schema
-1.4 and fields this version does not know at every level (trajectory, policy, judgment, step, model
+1.6 and fields this version does not know at every level (trajectory, policy, judgment, step, model
 call, timing); `trajectory_next_major.json` carries 2.0, another layout, and the release that reads it.
 """
 
@@ -35,7 +35,7 @@ def test_a_next_minor_record_reads_what_it_knows():
     assert traj.steps[0].action == "5"
     assert traj.model_calls[0].duration_s == 0.25
     assert traj.info == {"env_note": "kept"}
-    assert traj.schema_version == SchemaVersion(1, 4)  # its own number: its fields travel with it
+    assert traj.schema_version == SchemaVersion(1, 6)  # its own number: its fields travel with it
 
 
 def test_a_next_minor_record_keeps_its_unknown_fields_at_every_level():
@@ -141,7 +141,7 @@ def test_a_summary_keeps_unknown_fields_and_reads_when_written_before_it_had_a_v
     assert data["schema_version"] == str(SCHEMA_VERSION)
     old = {k: v for k, v in data.items() if k != "schema_version"}
     assert serde.from_data(old, Summary) == summary
-    newer = {**data, "schema_version": "1.5", "cost": {"usd": 1}}
+    newer = {**data, "schema_version": "1.6", "cost": {"usd": 1}}
     back = serde.from_data(newer, Summary)
     assert back.ci95 == (0.1, 0.9)
     assert orjson.loads(serde.dumps(back)) == newer

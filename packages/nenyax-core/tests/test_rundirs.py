@@ -222,9 +222,9 @@ def test_the_summary_is_written_and_read_by_serde_and_keeps_a_newer_version_s_fi
     write_summary(tmp_path, summary)
     data = orjson.loads((tmp_path / "summary.json").read_bytes())
     assert data == orjson.loads(serde.dumps(summary))
-    assert data["schema_version"] == "1.4"
+    assert data["schema_version"] == "1.5"
     assert read_summary(tmp_path) == summary
-    (tmp_path / "summary.json").write_bytes(orjson.dumps({**data, "schema_version": "1.4", "cost": 2}))
+    (tmp_path / "summary.json").write_bytes(orjson.dumps({**data, "schema_version": "1.6", "cost": 2}))
     newer = read_summary(tmp_path)
     assert attrs.evolve(newer, schema_version=summary.schema_version) == summary
     assert newer.unknown_fields == {"cost": 2}

@@ -164,7 +164,7 @@ def test_unknown_keys_are_kept_not_refused():
 
 
 def test_the_schema_version_is_written_as_major_dot_minor_and_an_int_reads_as_minor_0():
-    assert serde.to_data(_trajectory())["schema_version"] == "1.4"
+    assert serde.to_data(_trajectory())["schema_version"] == "1.5"
     assert SchemaVersion.parse(1) == SchemaVersion(1, 0) < SchemaVersion(1, 1) < SchemaVersion(1, 10)
     assert SchemaVersion.parse("1.10") == SchemaVersion(1, 10)
     for bad in (True, -1, "1", "1.2.3", 1.5, None):

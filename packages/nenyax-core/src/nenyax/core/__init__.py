@@ -46,7 +46,19 @@ _EXPORTS: dict[str, str] = {
     # contract
     **dict.fromkeys(("Capabilities", "Manifest", "Mode", "Split"), "nenyax.core.contract.manifest"),
     **dict.fromkeys(
-        ("Group", "Judgment", "ModelCall", "PolicyInfo", "Status", "Step", "Tier", "Timing", "ToolCall", "Trajectory"),
+        (
+            "Group",
+            "JudgeVerdict",
+            "Judgment",
+            "ModelCall",
+            "PolicyInfo",
+            "Status",
+            "Step",
+            "Tier",
+            "Timing",
+            "ToolCall",
+            "Trajectory",
+        ),
         "nenyax.core.contract.trajectory",
     ),
     **dict.fromkeys(
@@ -78,6 +90,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("Environment", "StepEnvironment"), "nenyax.core.engine.environment"),
     "Session": "nenyax.core.engine.session",
     "ToolSession": "nenyax.core.engine.tool_sessions",
+    **dict.fromkeys(("JudgeUse", "Scoring", "apply_judges", "judge_uses"), "nenyax.core.engine.judging"),
     **dict.fromkeys(
         ("CallablePolicy", "NullPolicy", "Policy", "RandomPolicy", "ReferencePolicy", "Turn", "as_policy"),
         "nenyax.core.engine.policies",
@@ -178,6 +191,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.contract.samples import Forks, TokenSample, merged_samples, step_samples
     from nenyax.core.contract.trajectory import (
         Group,
+        JudgeVerdict,
         Judgment,
         ModelCall,
         PolicyInfo,
@@ -194,6 +208,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.engine.evaluation import EvalResult, Evaluation, SettingsDiffer, evaluate
     from nenyax.core.engine.export import ExportResult, export
     from nenyax.core.engine.export_tasks import TaskExport, export_tasks, task_rows
+    from nenyax.core.engine.judging import JudgeUse, Scoring, apply_judges, judge_uses
     from nenyax.core.engine.loader import EnvironmentSpec, load
     from nenyax.core.engine.native_episode import NativeEpisode, NativeResult
     from nenyax.core.engine.policies import (

@@ -1,4 +1,4 @@
-"""Core's own entry-point module: the openai provider, return judge, incontext learner and jsonl exporter."""
+"""Core's own entry-point module: the openai provider, return and llm judges, incontext learner, jsonl exporter."""
 
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 
@@ -15,14 +15,22 @@ def nenyax_register_providers() -> PluginSpec:
 
 
 @hookimpl
-def nenyax_register_judges() -> PluginSpec:
-    """The episode's return, for step environments whose rewards are the signal."""
-    return PluginSpec(
-        kind="judge",
-        name="return",
-        factory="nenyax.core.builtin_plugins.return_judge:ReturnJudge",
-        summary="the undiscounted sum of step rewards (passed at the env's reward threshold)",
-    )
+def nenyax_register_judges() -> list[PluginSpec]:
+    """The episode's return, for step environments whose rewards are the signal; a model under a rubric."""
+    return [
+        PluginSpec(
+            kind="judge",
+            name="return",
+            factory="nenyax.core.builtin_plugins.return_judge:ReturnJudge",
+            summary="the undiscounted sum of step rewards (passed at the env's reward threshold)",
+        ),
+        PluginSpec(
+            kind="judge",
+            name="llm",
+            factory="nenyax.core.builtin_plugins.llm_judge:LLMJudge",
+            summary="a model (the embedded one by default) judges the answer under a rubric: PASS/FAIL or 0-10",
+        ),
+    ]
 
 
 @hookimpl

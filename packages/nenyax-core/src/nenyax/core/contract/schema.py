@@ -39,12 +39,12 @@ class SchemaVersion:
         raise ValueError(msg)
 
 
-SCHEMA_VERSION = SchemaVersion(1, 4)
+SCHEMA_VERSION = SchemaVersion(1, 5)
 """This layout. 1.1 added `Trajectory.sample` and `Trajectory.agent` (1.0 kept them in `info`); 1.2 added
 `ModelCall`'s `tokens`, `top_logprobs`, `requested_params`, `prompt` and `prompt_logprobs`, and
 `Trajectory.token_faithful`; 1.3 added `ModelCall.queued_s` and `Trajectory.final_observation`; 1.4 added
 `findings` to each check's result (the one check framework) and the run settings records (`EvalSettings`,
-`TrainSettings`: run.toml's `schema_version`)."""
+`TrainSettings`: run.toml's `schema_version`); 1.5 added `Trajectory.verdicts` (judges put on an environment)."""
 
 
 class _ReadOnlyFields(dict[str, Any]):

@@ -203,6 +203,24 @@ class PolicyInfo(Record):
 
 
 @attrs.frozen(kw_only=True)
+class JudgeVerdict(Record):
+    """One judge's verdict on an episode, kept beside the judgment its score was composed into."""
+
+    label: str
+    """The component it is under in the episode's judgment: ``native`` for the format's own verifier, else
+    the judge's name or the label it was given (``--judge llm?as=style``)."""
+    judge: str
+    """The judge as it was asked for (``llm?rubric=...``), or the native judgment's ``judge``."""
+    judgment: Judgment | None = None
+    """Its verdict; None where it failed (see `error`)."""
+    error: str | None = None
+    """One sentence, where the judge failed (raised, timed out, or gave a verdict that could not be read)."""
+    model_calls: tuple[ModelCall, ...] = ()
+    """The judge's own model calls: never the policy's (not exported as its training data, not counted in its
+    tokens), kept even where the judge then failed."""
+
+
+@attrs.frozen(kw_only=True)
 class Timing(Record):
     """Wall-clock bounds of an episode (Unix seconds)."""
 
@@ -261,6 +279,9 @@ class Trajectory(Record):
     final_observation: Any = None
     """Step mode: the (JSON-able) observation the episode ended on, after its last step (each `Step` holds the
     observation its action was chosen from); None in other modes, or when the episode took no step."""
+    verdicts: tuple[JudgeVerdict, ...] = ()
+    """Where judges other than the format's own judged the episode: each one's verdict, the native one
+    first (`nenyax.core.engine.judging`); `judgment` is then their composition. Empty otherwise."""
     info: dict[str, Any] = attrs.field(factory=dict)
     """The environment's own facts about the episode (JSON-able): a harness's logs, a sandbox image
     digest... Nothing of Nenyax's goes here: what tools rely on has a field of its own."""

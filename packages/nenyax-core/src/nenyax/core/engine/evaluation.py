@@ -22,6 +22,7 @@ from nenyax.core.contract.events import EpisodeEnded, Observer
 from nenyax.core.contract.trajectory import Trajectory, new_id
 from nenyax.core.engine.environment import Environment
 from nenyax.core.engine.executors import Executor, Job, executor_for
+from nenyax.core.engine.judging import Judging
 from nenyax.core.engine.loader import load
 from nenyax.core.engine.policies import BUILTIN_POLICIES, POLICY_ALIASES, as_policy
 from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, default_run_path, read_config, write_summary
@@ -88,8 +89,11 @@ class Evaluation:
         cut_off: str | None,
         task_count: int,
         owns_env: bool = True,
+        judging: Judging | None = None,
     ) -> None:
         self.settings = settings
+        self.judging = judging
+        """The judges put on the environment, built (None: its own verifier alone)."""
         self.run_dir = run_dir
         self.env = env
         self.player = player
@@ -143,6 +147,10 @@ class Evaluation:
         else:
             run_dir = Path(out) if out is not None else default_run_path("runs", settings.uri)
         player = _player(settings, policy)
+        judging = Judging.build(settings.judges, settings.score)  # a mistake: one sentence, no directory made
+        if judging is not None and executor.name != "asyncio":
+            msg = f"Judges judge in this process: use the asyncio backend (the default), not {executor.name!r}."
+            raise UsageError(msg)
         owns_env = env is None
         if env is None:
             env = load(settings.uri)
@@ -181,6 +189,7 @@ class Evaluation:
             cut_off=cut_off,
             task_count=len(ids),
             owns_env=owns_env,
+            judging=judging,
         )
 
     async def arun(self, observers: Iterable[Any] = ()) -> EvalResult:
@@ -204,11 +213,14 @@ class Evaluation:
                         observers=[_Tallying(self._tally), *observers],
                         keep=False,
                         backend=self.executor,
+                        judging=self.judging,
                     )
                 finally:
                     aclose = getattr(pol, "aclose", None)
                     if aclose is not None:
                         await aclose()
+                    if self.judging is not None:
+                        await self.judging.aclose()
             wall = time.perf_counter() - started
         finally:
             self.close()
@@ -242,12 +254,15 @@ def evaluate(
     workers: int | None = None,
     address: str | None = None,
     observers: Iterable[Any] = (),
+    judges: Sequence[str] | None = None,
+    score: str | None = None,
 ) -> EvalResult:
     """What ``nenyax eval`` does, from Python: ``evaluate("reasoning_gym:basic_arithmetic", "reference", tasks=8)``.
 
     `env` is a URI, a loaded `Environment` or `EvalSettings`; `policy` an `Endpoint`, a model name
     (``"openai:gpt-4.1-mini"``), a built-in policy's name (``"reference"``), any policy object, or None for
-    the embedded model. The run
+    the embedded model. `judges` (each ``NAME[?options]``) judge every episode beside the format's own
+    verifier, its score composed as `score` says (`nenyax.core.engine.judging`). The run
     directory, its resume (``resume=DIR``, the other settings then read from its run.toml) and its summary
     are those of the command, which calls the same code.
     """
@@ -260,6 +275,8 @@ def evaluate(
             ("concurrency", concurrency),
             ("timeout", timeout),
             ("pass_threshold", pass_threshold),
+            ("judges", tuple(judges) if judges is not None else None),
+            ("score", score),
         )
         if v is not None
     }

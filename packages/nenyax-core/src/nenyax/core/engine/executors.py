@@ -72,6 +72,9 @@ class Plan:
     """Episodes under way at once per event loop (per worker, for a pool of processes)."""
     timeout: float | None = None
     """Seconds each episode may take (status ``timeout`` past it)."""
+    judging: Any = None
+    """The judges put on the environment (`nenyax.core.engine.judging.Judging`), or None: each finished episode
+    goes through them before it ends (an executor playing elsewhere refuses a plan with them)."""
     observers: Observers = NO_OBSERVERS
     """Who gets the episodes' events (the run's sink first). An executor playing in this process hands
     them to each episode, which publishes every event; one playing elsewhere publishes, in this process,

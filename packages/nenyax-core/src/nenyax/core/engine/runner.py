@@ -34,6 +34,7 @@ from nenyax.core.models.recorder import EpisodeRecorder
 
 if TYPE_CHECKING:
     from nenyax.core.engine.environment import Environment
+    from nenyax.core.engine.judging import Judging
 
 T = TypeVar("T")
 
@@ -111,11 +112,13 @@ async def run_episode(
     proxy: RecordingProxy | None = None,
     observers: Observers = NO_OBSERVERS,
     begun: tuple[EpisodeRecorder, float] | None = None,
+    judging: Judging | None = None,
 ) -> Trajectory:
     """Play one episode of `env` with the resolved policy `pol`, in whatever mode `env` has.
 
     The episode starts and ends on `observers` here (`begun`: it has started already, with that
     recorder and start time). A user mistake raises and ends no episode; Ctrl-C ends it ``interrupted``.
+    `judging`'s judges judge the finished episode before it ends (`nenyax.core.engine.judging`).
     """
     check_seed(seed)
     check_task(task)
@@ -152,6 +155,8 @@ async def run_episode(
     except EpisodeInterrupted as stopped:
         _end(observers, stopped.trajectory)  # what the episode had played is kept, marked interrupted
         raise
+    if judging is not None:
+        trajectory = await judging.apply(trajectory)
     _end(observers, trajectory)
     return trajectory
 
@@ -279,6 +284,7 @@ async def run_jobs(
     keep: bool = True,
     backend: str | Executor | None = None,
     workers: int | None = None,
+    judging: Judging | None = None,
 ) -> list[Trajectory]:
     """Play exactly these episodes, at most `concurrency` at once, writing each to `sink` as it finishes.
 
@@ -289,7 +295,8 @@ async def run_jobs(
     the sink and the observers are where the episodes went, and a long run's memory stays flat.
     `backend` picks where the episodes are played (`nenyax.core.engine.executors`: ``"asyncio"`` in
     this process, the default, or ``"process"`` on `workers` processes); the trajectories, the sink
-    and the observers' episode events are the same whichever it is.
+    and the observers' episode events are the same whichever it is. `judging`'s judges judge each
+    finished episode before it is written (in this process: the asyncio backend only, for now).
     """
     executor = executor_for(backend, workers=workers)
     if not env.manifest.capabilities.concurrent_sessions:
@@ -309,7 +316,12 @@ async def run_jobs(
         if keep and traj.status is not Status.INTERRUPTED:
             results[index] = traj
 
-    plan = Plan(env=env, policy=pol, jobs=jobs, concurrency=concurrency, timeout=timeout, observers=watchers)
+    if judging is not None and executor.name != "asyncio":
+        msg = f"Judges judge in this process: use the asyncio backend (the default), not {executor.name!r}."
+        raise UsageError(msg)
+    plan = Plan(
+        env=env, policy=pol, jobs=jobs, concurrency=concurrency, timeout=timeout, observers=watchers, judging=judging
+    )
     try:
         await executor.play(plan, trajectory_finished)
     finally:
@@ -352,6 +364,7 @@ class AsyncioPool:
                         timeout=timeout,
                         proxy=proxy,
                         observers=plan.observers,  # every event, the sink's episode-ended first
+                        judging=plan.judging,
                     )
                 except BaseException as exc:  # noqa: BLE001 - Ctrl-C included: its interrupted episode was published as it ended
                     failed.append(exc)

@@ -128,6 +128,10 @@ class EvalSettings(Record):
     """Seconds an episode may take."""
     pass_threshold: float = 1.0
     """A score at or above this passes (pass@k), where the judge does not say itself."""
+    judges: tuple[str, ...] = ()
+    """Judges put on the environment beside its own verifier, each ``NAME[?options]`` (`nenyax.core.engine.judging`)."""
+    score: str | None = None
+    """How the score is composed from the verdicts (None: the native score)."""
     provider: ModelSettings | None = None
     policy: PolicySettings | None = None
     schema_version: SchemaVersion = SCHEMA_VERSION
@@ -281,5 +285,5 @@ def _first_error(exc: BaseException) -> str:
 
 def _drop_empty(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _drop_empty(v) for k, v in value.items() if v is not None and v != {} and v is not False}
+        return {k: _drop_empty(v) for k, v in value.items() if v is not None and v != {} and v != [] and v is not False}
     return value

@@ -1,0 +1,207 @@
+"""Judges put on an environment, and a recorded run judged again (`nenyax.core.engine.judging`, `rejudging`).
+
+The run is played on the in-memory `arith` fake by its reference; the `llm` judge's model is a scripted
+OpenAI-compatible server on loopback (`ScriptedModelServer`: no real model can be told to misbehave on cue;
+the embedded model judges in the CLI's and the integration suite's tests). Its verdict depends on the answer
+it is shown: PASS for an even sum, FAIL for an odd one, so it disagrees with the native verifier (which
+passes every reference answer) on a known set of episodes.
+"""
+
+import asyncio
+import re
+
+import attrs
+import pytest
+
+from nenyax.core import JudgeUse, Judgment, Scoring, Status, UsageError, evaluate, judge_uses, load, load_run
+from nenyax.core.engine.rejudging import agreement, rejudge_run
+from nenyax.core.plugins.registry import Registry
+from nenyax.testing.model_server import FaultPlan, ScriptedModelServer
+from nenyax_testsupport.fakes import AdapterPlugin
+
+
+@pytest.fixture
+def played(tmp_path):
+    """A run of six reference episodes (each judged 1.0 by the format's own verifier)."""
+    env = load("arith:add?size=6", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+    evaluate(env, "reference", tasks=6, samples=1, out=tmp_path / "run")
+    return tmp_path / "run"
+
+
+def _answer(messages):
+    return int(re.findall(r"Answer:\n(-?\d+)", messages[-1]["content"])[0])
+
+
+def parity(messages):
+    """The scripted judge: reasons, then PASS for an even answer, FAIL for an odd one."""
+    answer = _answer(messages)
+    return f"The answer is {answer}.\nVERDICT: {'PASS' if answer % 2 == 0 else 'FAIL'}"
+
+
+def test_a_run_judged_again_replays_nothing_and_keeps_every_verdict(played, tmp_path):
+    async def main():
+        async with ScriptedModelServer(parity) as server:
+            # The default registry has no `arith` adapter: loading the environment would fail, judging does not.
+            return await rejudge_run(played, tmp_path / "judged", _uses(server)), server.last_body
+
+    done, body = asyncio.run(main())
+    source, judged = load_run(played), load_run(tmp_path / "judged")
+    assert [t.id for t in judged.trajectories] == [t.id for t in source.trajectories]
+    for before, after in zip(source.trajectories, judged.trajectories, strict=True):
+        # The episode itself is the recorded one: only its judgment and verdicts are new.
+        assert attrs.evolve(after, judgment=before.judgment, verdicts=()) == before
+        native, llm = after.verdicts
+        assert (native.label, native.judgment) == ("native", before.judgment)
+        answer = int(before.steps[-1].action)
+        assert llm.judgment.passed is (answer % 2 == 0)
+        assert after.judgment.score == before.judgment.score  # --score native: the format's own score
+        assert after.judgment.components["llm"] == float(answer % 2 == 0)
+        assert after.judgment.components["native"] == before.judgment.score
+        (call,) = llm.model_calls  # the judge's call, apart from the policy's
+        assert "VERDICT" in call.response["content"]
+        assert after.model_calls == before.model_calls
+    assert judged.config.settings["judges"] == [done.trajectories[0].verdicts[1].judge]
+    assert judged.config.settings["score"] == "native"
+    assert judged.summary == done.summary
+    assert body["temperature"] == 0.0
+    assert isinstance(body["seed"], int)  # sampling seeded from the episode: judging again says the same
+
+
+def test_agreement_with_the_native_verdict_is_counted_and_kappa_computed(played, tmp_path):
+    done = asyncio.run(_in_server(parity, lambda s: rejudge_run(played, tmp_path / "j", _uses(s))))
+    evens = sum(int(t.steps[-1].action) % 2 == 0 for t in done.trajectories)
+    found = agreement(done.trajectories, "native", "llm")
+    assert found.episodes == 6
+    assert found.confusion == {"pass/pass": evens, "pass/fail": 6 - evens, "fail/pass": 0, "fail/fail": 0}
+    assert found.agreed == evens
+    assert found.kappa in (None, 0.0)  # the native verifier passes everything: no agreement beyond chance
+    assert len(found.disagreements) == 6 - evens
+    with pytest.raises(UsageError, match="No episode holds verdicts of both 'native' and 'style'"):
+        agreement(done.trajectories, "native", "style")
+
+
+def test_a_judge_that_fails_is_verifier_error_with_its_reply_kept_never_a_score(played, tmp_path):
+    unreadable = asyncio.run(
+        _in_server(lambda m: "Looks fine to me.", lambda s: rejudge_run(played, tmp_path / "a", _uses(s)))
+    )
+    for trajectory in unreadable.trajectories:
+        assert trajectory.status is Status.VERIFIER_ERROR
+        assert trajectory.judgment is None  # no score, never 0
+        assert "has no VERDICT: PASS or VERDICT: FAIL" in trajectory.error
+        (call,) = trajectory.verdicts[1].model_calls  # the reply it could not read, kept
+        assert call.response["content"] == "Looks fine to me."
+    assert unreadable.summary.statuses["verifier_error"] == 6
+    assert unreadable.summary.mean is None
+
+    down = asyncio.run(
+        _in_server(
+            parity,
+            lambda s: rejudge_run(played, tmp_path / "b", _uses(s, "&max_retries=1")),
+            faults=FaultPlan(rate=1.0, kinds=("500",)),
+        )
+    )
+    assert {t.status for t in down.trajectories} == {Status.VERIFIER_ERROR}
+    assert all(t.judgment is None for t in down.trajectories)
+    assert all("The judge 'llm' failed" in t.error and "HTTP 500" in t.error for t in down.trajectories)
+
+    slow = asyncio.run(
+        _in_server(parity, lambda s: rejudge_run(played, tmp_path / "c", _uses(s, "&timeout=0.2")), latency=2.0)
+    )
+    assert {t.error for t in slow.trajectories} == {"The judge 'llm' did not decide within 0.2 s."}
+
+
+def test_the_score_is_composed_as_stated():
+    native = Judgment(score=1.0, passed=True, components={"exact": 1.0}, judge="arith")
+    style = Judgment(score=0.4, passed=False, judge="llm")
+    verdicts = {"native": native, "style": style}
+    labels = ["style"]
+    assert Scoring.parse("native", labels).compose(verdicts).score == 1.0
+    assert Scoring.parse("style", labels).compose(verdicts).score == 0.4
+    assert Scoring.parse("sum?native=1&style=0.5", labels).compose(verdicts).score == pytest.approx(1.2)
+    gated = Scoring.parse("gate?on=native&then=style", labels).compose(verdicts)
+    assert (gated.score, gated.passed) == (0.4, False)
+    closed = Scoring.parse("gate?on=style&then=native", labels).compose(verdicts)
+    assert (closed.score, closed.passed) == (0.0, False)
+    composed = Scoring.parse("native", labels).compose(verdicts)
+    assert composed.components == {"exact": 1.0, "native": 1.0, "style": 0.4}
+    for bad, said in (
+        ("sum?native=1&tone=2", "names 'tone', which is no judge's label"),
+        ("gate?on=native", "is not one of"),
+        ("best", "is not one of"),
+        ("sum?native=x", "is not a number"),
+    ):
+        with pytest.raises(UsageError, match=re.escape(said)):
+            Scoring.parse(bad, labels)
+
+
+def test_a_judge_asked_for_wrongly_is_one_sentence():
+    use = JudgeUse.parse("llm?rubric=Be brief.&as=style&timeout=30")
+    assert (use.name, dict(use.options), use.label, use.timeout) == ("llm", {"rubric": "Be brief."}, "style", 30.0)
+    for bad, said in (
+        ("?rubric=x", "names no judge"),
+        ("llm?as=native", "is the format's own verdict"),
+        ("llm?timeout=soon", "is not a number of seconds"),
+    ):
+        with pytest.raises(UsageError, match=re.escape(said)):
+            JudgeUse.parse(bad)
+    with pytest.raises(UsageError, match="Two judges are labelled 'llm'"):
+        judge_uses(["llm?rubric=a", "llm?rubric=b"])
+
+
+def test_an_unknown_judge_or_option_is_refused_before_anything_is_judged(played, tmp_path):
+    with pytest.raises(UsageError, match="Did you mean 'llm'"):
+        asyncio.run(rejudge_run(played, tmp_path / "x", ["lmm?rubric=a"]))
+    with pytest.raises(UsageError, match="rubric"):
+        asyncio.run(rejudge_run(played, tmp_path / "y", ["llm?rubrik=a"]))
+    with pytest.raises(UsageError, match="needs its rubric"):
+        asyncio.run(rejudge_run(played, tmp_path / "z", ["llm"]))
+    assert not (tmp_path / "x").exists()
+    assert not (tmp_path / "y").exists()
+
+
+def _uses(server, extra=""):
+    return [f"llm?rubric=Even answers pass.&model=openai:scripted&base_url={server.base_url}{extra}"]
+
+
+async def _in_server(reply, judging, **options):
+    async with ScriptedModelServer(reply, **options) as server:
+        return await judging(server)
+
+
+def test_an_evaluation_with_judges_records_each_verdict_and_the_composed_score(tmp_path):
+    env = load("arith:add?size=6", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+
+    async def main():
+        async with ScriptedModelServer(parity) as server:
+            return await asyncio.to_thread(
+                evaluate,
+                env,
+                "reference",
+                tasks=6,
+                judges=_uses(server),
+                score="gate?on=native&then=llm",
+                out=tmp_path / "run",
+            )
+
+    result = asyncio.run(main())
+    run = load_run(tmp_path / "run")
+    evens = [int(t.steps[-1].action) % 2 == 0 for t in run.trajectories]
+    assert [t.judgment.score for t in run.trajectories] == [float(e) for e in evens]  # the gate opened: llm's
+    assert all([v.label for v in t.verdicts] == ["native", "llm"] for t in run.trajectories)
+    assert result.summary.mean == pytest.approx(sum(evens) / 6)
+    assert run.config.settings["judges"] == _uses_text(run)
+    assert run.config.settings["score"] == "gate?on=native&then=llm"
+
+
+def test_judges_with_a_backend_elsewhere_or_a_score_without_judges_are_refused_before_the_run(tmp_path):
+    env = load("arith:add?size=2", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+    with pytest.raises(UsageError, match="use the asyncio backend"):
+        evaluate(env, "reference", judges=["return"], backend="process", out=tmp_path / "a")
+    with pytest.raises(UsageError, match="composes judges' verdicts: add them with --judge"):
+        evaluate(env, "reference", score="sum?native=1", out=tmp_path / "b")
+    assert not (tmp_path / "a").exists()
+    assert not (tmp_path / "b").exists()
+
+
+def _uses_text(run):
+    return [v.judge for v in run.trajectories[0].verdicts[1:]]
