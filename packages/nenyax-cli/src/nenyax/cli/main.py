@@ -31,6 +31,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "export_tasks_command",
         "Write an environment's tasks as prompt rows for a trainer's data loader.",
     ),
+    "judge": (
+        "nenyax.cli.commands.judge",
+        "judge_command",
+        "Judge a recorded run again with other judges, replaying nothing.",
+    ),
     "list": ("nenyax.cli.commands.list_", "list_command", "List the environments each installed adapter can load."),
     "new-plugin": (
         "nenyax.cli.commands.new_plugin",

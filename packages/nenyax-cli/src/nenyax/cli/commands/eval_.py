@@ -73,6 +73,16 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds before an episode times out.")
 @click.option("--pass-threshold", type=float, default=1.0, show_default=True, help="Score that passes (pass@k).")
 @click.option(
+    "--judge",
+    "judges",
+    multiple=True,
+    help="A judge beside the environment's own verifier, NAME?option=value (repeat for several): 'llm?rubric=...'.",
+)
+@click.option(
+    "--score",
+    help="How the score is composed: native (default), a judge's label, sum?LABEL=W&..., gate?on=LABEL&then=LABEL.",
+)
+@click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), help="Run directory (default runs/<time>-<env>)."
 )
 @click.option("--resume", type=click.Path(file_okay=False, path_type=Path), help="Finish the run in this directory.")
@@ -246,5 +256,7 @@ def _settings(ctx: click.Context, opts: dict[str, Any]) -> EvalSettings:
         concurrency=opts["concurrency"],
         timeout=opts["timeout"],
         pass_threshold=opts["pass_threshold"],
+        judges=tuple(opts["judges"] or ()),
+        score=opts["score"],
         **who,
     )

@@ -1,0 +1,90 @@
+"""`nenyax judge RUN`: a run of the `arith` fake judged again by the `llm` judge, its model a scripted
+OpenAI-compatible server on loopback (no real model can be made to disagree on cue; the embedded model
+judges in tests/ at the root)."""
+
+import json
+import os
+import re
+
+from nenyax.core import Status, load_run
+from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
+from nenyax_testsupport.cli import run_nenyax
+
+
+def nenyax(site, *args):
+    """The CLI with the `arith` fake's distribution on the path (the site first)."""
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)
+    return run_nenyax(*args, env={"PYTHONPATH": path, "NENYAX_STRICT_PLUGINS": "0"}, timeout=300)
+
+
+def parity(messages):
+    """PASS for an even answer, FAIL for an odd one."""
+    answer = int(re.findall(r"Answer:\n(-?\d+)", messages[-1]["content"])[0])
+    return f"VERDICT: {'PASS' if answer % 2 == 0 else 'FAIL'}"
+
+
+def _judge(server):
+    return f"llm?rubric=Even answers pass.&model=openai:scripted&base_url={server.base_url}&as=parity"
+
+
+def test_judge_writes_a_new_run_and_reports_agreement_with_the_native_verdict(site, tmp_path):
+    played = nenyax(
+        site, "eval", "arith:add?size=6", "--policy", "reference", "--tasks", "6", "--out", str(tmp_path / "r")
+    )
+    assert played.returncode == 0, played.stderr
+    with serving_in_thread(ScriptedModelServer(parity)) as server:
+        done = nenyax(
+            site, "judge", str(tmp_path / "r"), "--judge", _judge(server), "--out", str(tmp_path / "j"),
+            "--against", "native", "--json",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    run = load_run(tmp_path / "j")
+    evens = sum(int(t.steps[-1].action) % 2 == 0 for t in run.trajectories)
+    (found,) = report["agreement"]
+    assert (found["first"], found["second"], found["episodes"], found["agreed"]) == ("native", "parity", 6, evens)
+    assert found["confusion"]["pass/fail"] == 6 - evens
+    assert report["mean"] == 1.0  # --score native: the format's own score
+    assert {t.status for t in run.trajectories} == {Status.OK}
+    assert [v.label for v in run.trajectories[0].verdicts] == ["native", "parity"]
+    # The same episodes: nothing was played again.
+    assert [t.id for t in run.trajectories] == [t.id for t in load_run(tmp_path / "r").trajectories]
+    page = nenyax(site, "view", str(tmp_path / "j"), "--json")
+    assert page.returncode == 0, page.stderr
+
+
+def test_judge_mistakes_are_one_sentence(site, tmp_path):
+    played = nenyax(site, "eval", "arith:add?size=2", "--policy", "reference", "--out", str(tmp_path / "r"))
+    assert played.returncode == 0, played.stderr
+    for args, sentence in (
+        (("--judge", "lmm?rubric=x"), "Did you mean 'llm'?"),
+        (("--judge", "llm"), "needs its rubric"),
+        (("--judge", "llm?rubric=x", "--against", "tone"), "--against 'tone' is no verdict"),
+        (("--judge", "llm?rubric=x", "--score", "best"), "--score 'best' is not one of"),
+    ):
+        done = nenyax(site, "judge", str(tmp_path / "r"), "--out", str(tmp_path / "j"), *args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert sentence in done.stderr
+        assert "Traceback" not in done.stderr
+        assert not (tmp_path / "j").exists()
+    gone = nenyax(site, "judge", str(tmp_path / "nowhere"), "--judge", "llm?rubric=x", "--out", str(tmp_path / "j"))
+    assert gone.returncode == 2
+    assert "is not a run directory" in gone.stderr
+
+
+def test_eval_with_a_judge_records_both_verdicts_and_resumes_with_them(site, tmp_path):
+    with serving_in_thread(ScriptedModelServer(parity)) as server:
+        done = nenyax(
+            site, "eval", "arith:add?size=4", "--policy", "reference", "--judge", _judge(server),
+            "--score", "parity", "--json", "--out", str(tmp_path / "r"),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        run = load_run(tmp_path / "r")
+        evens = [int(t.steps[-1].action) % 2 == 0 for t in run.trajectories]
+        assert json.loads(done.stdout)["mean"] == sum(evens) / 4  # --score parity: the judge's score
+        assert all([v.label for v in t.verdicts] == ["native", "parity"] for t in run.trajectories)
+        assert run.config.settings["judges"] == [_judge(server)]
+        # A resumed run keeps its judges (run.toml); another --score is a different run.
+        other = nenyax(site, "eval", "--resume", str(tmp_path / "r"), "--score", "native")
+        assert other.returncode == 2
+        assert "score" in other.stderr
