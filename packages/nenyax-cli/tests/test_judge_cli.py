@@ -88,3 +88,19 @@ def test_eval_with_a_judge_records_both_verdicts_and_resumes_with_them(site, tmp
         other = nenyax(site, "eval", "--resume", str(tmp_path / "r"), "--score", "native")
         assert other.returncode == 2
         assert "score" in other.stderr
+
+
+def test_try_with_a_judge_shows_both_verdicts_and_saves_them(site, tmp_path):
+    with serving_in_thread(ScriptedModelServer(parity)) as server:
+        done = nenyax(
+            site, "try", "arith:add?size=2", "--policy", "reference", "--task", "add/0/1", "--judge", _judge(server),
+            "--save", str(tmp_path / "r"), "--json",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert [v["label"] for v in record["verdicts"]] == ["native", "parity"]
+    assert set(record["judgment"]["components"]) >= {"native", "parity"}
+    assert load_run(tmp_path / "r").config.settings["judges"] == [_judge(server)]
+    typo = nenyax(site, "try", "arith:add", "--policy", "reference", "--judge", "llm?rubric=x&tone=y")
+    assert typo.returncode == 2
+    assert "tone" in typo.stderr

@@ -16,7 +16,7 @@ import pytest
 from nenyax.core import JudgeUse, Judgment, Scoring, Status, UsageError, evaluate, judge_uses, load, load_run
 from nenyax.core.engine.rejudging import agreement, rejudge_run
 from nenyax.core.plugins.registry import Registry
-from nenyax.testing.model_server import FaultPlan, ScriptedModelServer
+from nenyax.testing.model_server import FaultPlan, ScriptedModelServer, serving_in_thread
 from nenyax_testsupport.fakes import AdapterPlugin
 
 
@@ -205,3 +205,15 @@ def test_judges_with_a_backend_elsewhere_or_a_score_without_judges_are_refused_b
 
 def _uses_text(run):
     return [v.judge for v in run.trajectories[0].verdicts[1:]]
+
+
+def test_one_rollout_from_python_takes_judges_too():
+    env = load("arith:add?size=2", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+    with serving_in_thread(ScriptedModelServer(parity)) as server:
+        trajectory = env.rollout("reference", task="add/0/1", judges=_uses(server, "&as=parity"), score="parity")
+    answer = int(trajectory.steps[-1].action)
+    assert trajectory.judgment.score == float(answer % 2 == 0)
+    assert [v.label for v in trajectory.verdicts] == ["native", "parity"]
+    plain = env.rollout("reference", task="add/0/1")
+    assert plain.verdicts == ()
+    assert plain.judgment.score == 1.0

@@ -25,6 +25,7 @@ from nenyax.cli.traces import Traces, trace_option
 from nenyax.core import Endpoint, EpisodeInterrupted, Status, Trajectory, UsageError, load
 from nenyax.core.contract import serde
 from nenyax.core.contract.uri import MAX_SEED
+from nenyax.core.engine.judging import Judging
 from nenyax.core.engine.rundirs import TRAJECTORIES, create_run, write_summary
 from nenyax.core.engine.sinks import JsonlSink
 from nenyax.core.engine.summary import summarize
@@ -50,6 +51,13 @@ from nenyax.core.engine.summary import summarize
     help="Save the episode as a run directory (run.toml, trajectories.jsonl, summary.json), "
     "or append it to PATH if PATH ends in .jsonl.",
 )
+@click.option(
+    "--judge",
+    "judges",
+    multiple=True,
+    help="A judge beside the environment's own verifier, NAME?option=value (repeat for several): 'llm?rubric=...'.",
+)
+@click.option("--score", help="How the score is composed: native (default), a judge's label, sum?..., gate?....")
 @click.option("--quiet", "-q", is_flag=True, help="No spinner while the model loads.")
 @trace_option
 @click.pass_context
@@ -70,6 +78,8 @@ def try_command(
     html_path: Path | None,
     as_json: bool,
     save: Path | None,
+    judges: tuple[str, ...],
+    score: str | None,
     quiet: bool,
     trace: str | None,
 ) -> None:
@@ -92,6 +102,7 @@ def try_command(
         check_writable(html_path, "--html")
     if save is not None:
         (check_writable if save.suffix == ".jsonl" else check_run_dir)(save, "--save")
+    Judging.build(judges, score)  # an unknown judge or option, a --score naming none: refused before the episode
     traces = Traces(trace)  # an unknown tracer or a missing key: refused before the episode
     env = None
     # --timeout bounds the whole command: the provider's imports, the environment's load and an embedded
@@ -120,7 +131,9 @@ def try_command(
             if isinstance(player, Endpoint):
                 prepare_model(player, quiet or as_json)  # its own wait, not the first call's latency
             left = remaining(timeout)
-            traj = env.rollout(player, task=task, seed=seed, timeout=left, observers=traces.observers)
+            traj = env.rollout(
+                player, task=task, seed=seed, timeout=left, observers=traces.observers, judges=judges, score=score
+            )
     except EpisodeInterrupted as interrupt:
         traj = cast("Trajectory", interrupt.trajectory)  # Ctrl-C: what was played, status interrupted
     finally:
@@ -136,6 +149,8 @@ def try_command(
         settings = _settings(
             uri, policy, model, task, seed, timeout, sampling, base_url, api_key_env, constrain, set_by_user
         )
+        settings.update({"judges": list(judges)} if judges else {})
+        settings.update({"score": score} if score is not None else {})
         create_run(save, settings, manifest, extra={"played_task": traj.task_id, "played_seed": traj.seed})
         with JsonlSink(save / TRAJECTORIES) as sink:
             sink.write(traj)

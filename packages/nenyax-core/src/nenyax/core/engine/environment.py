@@ -84,28 +84,38 @@ class Environment(abc.ABC):
         sample: int = 0,
         timeout: float | None = None,
         observers: Iterable[Any] | Observers | None = None,
+        judges: Sequence[str] = (),
+        score: str | None = None,
     ) -> Trajectory:
         """Play one episode with `policy` and return its judged trajectory.
 
         A failed episode is returned with its status, never raised; only user mistakes raise.
         `sample` numbers repeats of the same task (it seeds the built-in random policy); past
         `timeout` seconds the episode ends with status ``timeout``. `observers` get the episode's
-        events as they happen (`nenyax.core.contract.events`).
+        events as they happen (`nenyax.core.contract.events`). `judges` (each ``NAME[?options]``) judge
+        it beside the format's own verifier, its score composed as `score` says (`nenyax.core.engine.judging`).
         """
         # The runner loads on the first episode: it brings the recording proxy (an aiohttp server), which
         # importing an environment base (an adapter, `nenyax --help`) never needs.
         from nenyax.core.engine import runner
+        from nenyax.core.engine.judging import Judging
 
-        return await runner.run_episode(
-            self,
-            as_policy(policy),
-            task=task,
-            seed=seed,
-            group_id=group_id,
-            sample=sample,
-            timeout=timeout,
-            observers=observers_of(observers),
-        )
+        judging = Judging.build(judges, score)
+        try:
+            return await runner.run_episode(
+                self,
+                as_policy(policy),
+                task=task,
+                seed=seed,
+                group_id=group_id,
+                sample=sample,
+                timeout=timeout,
+                observers=observers_of(observers),
+                judging=judging,
+            )
+        finally:
+            if judging is not None:
+                await judging.aclose()
 
     def rollout(
         self,
@@ -115,11 +125,17 @@ class Environment(abc.ABC):
         *,
         timeout: float | None = None,
         observers: Iterable[Any] | Observers | None = None,
+        judges: Sequence[str] = (),
+        score: str | None = None,
     ) -> Trajectory:
         """Synchronous `arollout`; also works inside a running event loop (Jupyter)."""
         from nenyax.core.engine import runner
+        from nenyax.core.engine.judging import Judging
 
-        return runner.rollout_sync(self, policy, task=task, seed=seed, timeout=timeout, observers=observers)
+        judging = Judging.build(judges, score)
+        return runner.rollout_sync(
+            self, policy, task=task, seed=seed, timeout=timeout, observers=observers, judging=judging
+        )
 
     async def arollouts(
         self,

@@ -180,10 +180,15 @@ def rollout_sync(
     seed: int | None,
     timeout: float | None,
     observers: Iterable[Any] | Observers | None = None,
+    judging: Judging | None = None,
 ) -> Trajectory:
-    """`Environment.rollout`: without an event loop where the episode never waits on I/O."""
+    """`Environment.rollout`: without an event loop where the episode never waits on I/O (and no judge
+    of `judging` may call a model)."""
     pol = as_policy(policy)
     watchers = observers_of(observers)
+    if judging is not None:
+        work = run_episode(env, pol, task=task, seed=seed, timeout=timeout, observers=watchers, judging=judging)
+        return run_sync(_closing(pol, _closing(judging, work)))
     if _runs_without_a_loop(env, pol, timeout):
         check_seed(seed)
         check_task(task)
