@@ -6,6 +6,7 @@ its verdict among the two lines (``guided_choice``), so every verdict is readabl
 """
 
 import json
+from pathlib import Path
 
 import attrs
 
@@ -35,6 +36,9 @@ def test_the_embedded_model_judges_beside_the_verifier_and_a_run_is_judged_again
         assert len(trajectory.model_calls) == 1
     page = nenyax("view", str(tmp_path / "r"), "--json")
     assert page.returncode == 0, page.stderr
+    shown = Path(json.loads(page.stdout)["page"]).read_text()
+    assert "native: answered " in shown  # both verdicts, on each episode's line
+    assert "llm: VERDICT: " in shown
 
     judged = nenyax(
         "judge", str(tmp_path / "r"), "--judge", RUBRIC + "&as=again", "--out", str(tmp_path / "j"),
