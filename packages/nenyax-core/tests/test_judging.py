@@ -217,3 +217,18 @@ def test_one_rollout_from_python_takes_judges_too():
     plain = env.rollout("reference", task="add/0/1")
     assert plain.verdicts == ()
     assert plain.judgment.score == 1.0
+
+
+def test_a_judge_written_as_a_python_function_works_where_a_named_one_does(played, tmp_path):
+    done = asyncio.run(rejudge_run(played, tmp_path / "j", ["nenyax_testsupport.fakes:answer_is_even"]))
+    for trajectory in done.trajectories:
+        _native, even = trajectory.verdicts
+        assert even.label == "answer_is_even"
+        assert even.judgment.passed is (int(trajectory.steps[-1].action) % 2 == 0)
+    broken = asyncio.run(rejudge_run(played, tmp_path / "b", ["nenyax_testsupport.fakes:not_a_verdict"]))
+    assert {t.status for t in broken.trajectories} == {Status.VERIFIER_ERROR}
+    assert "returned str" in broken.trajectories[0].error
+    with pytest.raises(UsageError, match="cannot be imported"):
+        asyncio.run(rejudge_run(played, tmp_path / "x", ["nenyax_testsupport.fakes:nowhere"]))
+    with pytest.raises(UsageError, match="a function judge takes no options"):
+        asyncio.run(rejudge_run(played, tmp_path / "y", ["nenyax_testsupport.fakes:answer_is_even?x=1"]))

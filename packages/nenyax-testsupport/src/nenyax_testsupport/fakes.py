@@ -731,3 +731,14 @@ class ZeroHeavyArithAdapter(ArithAdapter):
     def load(self, uri: EnvURI, context: Any = None) -> StepEnvironment:
         env = super().load(uri, context)
         return ZeroHeavyArithEnvironment(uri.raw, size=env.size, seed=env.seed)  # type: ignore[attr-defined]
+
+
+def answer_is_even(trajectory: Any) -> bool:
+    """A judge written as a plain function (`--judge nenyax_testsupport.fakes:answer_is_even`): the last
+    action is an even number."""
+    return int(trajectory.steps[-1].action) % 2 == 0
+
+
+def not_a_verdict(trajectory: Any) -> str:
+    """A judge function that returns something no judgment can be made of."""
+    return "maybe"

@@ -22,6 +22,8 @@ again: a policy's error keeps its 0, a failure its missing score.
 from __future__ import annotations
 
 import asyncio
+import importlib
+import inspect
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -62,7 +64,7 @@ class JudgeUse:
             msg = f"--judge {text!r}: its options are not option=value pairs joined by '&'."
             raise UsageError(msg) from None
         options = dict(pairs)
-        label = options.pop("as", name)
+        label = options.pop("as", name.rpartition(":")[2] or name)  # a Python judge: its function's name
         if label == NATIVE:
             msg = f"--judge {text!r}: {NATIVE!r} is the format's own verdict; label the judge otherwise (as=...)."
             raise UsageError(msg)
@@ -253,7 +255,15 @@ class Judging:
         uses = judge_uses(texts)
         scoring = Scoring.parse(score or NATIVE, [use.label for use in uses])
         registry = registry or default_registry()
-        judges = [(u, interfaces.create(registry, "judge", u.name, u.options, needs=("trajectory",))) for u in uses]
+        judges = [
+            (
+                u,
+                python_judge(u)
+                if ":" in u.name
+                else interfaces.create(registry, "judge", u.name, u.options, needs=("trajectory",)),
+            )
+            for u in uses
+        ]
         return cls(judges=judges, scoring=scoring)
 
     async def apply(self, trajectory: Trajectory) -> Trajectory:
@@ -266,3 +276,55 @@ class Judging:
             close = getattr(judge, "aclose", None)
             if close is not None:
                 await close()
+
+
+def python_judge(use: JudgeUse) -> Any:
+    """A judge written in Python, named ``module:attribute``: a class (built with the options, like a plugin's
+    factory) or a function of the finished trajectory returning a `Judgment`, a score or a bool (passed)."""
+    module, _, attribute = use.name.partition(":")
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as exc:
+        msg = f"--judge {use.text!r}: {use.name} cannot be imported ({type(exc).__name__}: {exc})."
+        raise UsageError(msg) from None
+    if inspect.isclass(found):
+        judge = found(**use.options)
+        if not callable(getattr(judge, "judge_trajectory", None)):
+            msg = f"--judge {use.text!r}: {use.name} has no judge_trajectory(trajectory, reference) method."
+            raise UsageError(msg)
+        return judge
+    if not callable(found):
+        msg = f"--judge {use.text!r}: {use.name} is neither a judge class nor a function of the trajectory."
+        raise UsageError(msg)
+    if use.options:
+        msg = f"--judge {use.text!r}: a function judge takes no options ({', '.join(use.options)})."
+        raise UsageError(msg)
+    return FunctionJudge(found, use.name)
+
+
+class FunctionJudge:
+    """A Python function of the finished trajectory as a trajectory judge (sync or async)."""
+
+    def __init__(self, function: Any, name: str) -> None:
+        self.function, self.name = function, name
+
+    @property
+    def capabilities(self) -> Any:
+        """A trajectory judge."""
+        from nenyax.core.plugins.judge import JudgeCapabilities
+
+        return JudgeCapabilities(trajectory=True)
+
+    async def ajudge_trajectory(self, trajectory: Trajectory, reference: Any, calls: list[ModelCall]) -> Judgment:
+        """The function's verdict: a `Judgment` as it is, a bool as passed (1 or 0), a number as the score."""
+        verdict = self.function(trajectory)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        if isinstance(verdict, Judgment):
+            return verdict
+        if isinstance(verdict, bool):
+            return Judgment(score=float(verdict), passed=verdict, judge=self.name)
+        if isinstance(verdict, int | float):
+            return Judgment(score=float(verdict), judge=self.name)
+        msg = f"{self.name} returned {type(verdict).__name__}; a judge function returns a Judgment, a number or a bool."
+        raise VerifierFailure(msg)
