@@ -9,6 +9,7 @@ tests/test_train_embedded.py.
 from __future__ import annotations
 
 import json
+import tomllib
 
 import pytest
 from click.testing import CliRunner
@@ -150,3 +151,19 @@ def test_json_prints_every_round(nenyax, tmp_path):
     data = json.loads(done.stdout)
     assert data["run_dir"] == str(out)
     assert data["rounds"] == _rounds(out)
+
+
+def test_a_judge_decides_what_is_kept_and_the_run_remembers_it(nenyax, tmp_path):
+    # The judge passes exactly what the verifier fails; scored by it, a learner the verifier would keep is reverted.
+    out = tmp_path / "run"
+    judge = ["--judge", "nenyax_testsupport.fakes:answered_wrong", "--score", "answered_wrong"]
+    done = nenyax("train", "arith:add?size=60", "-l", "skill", "--option", "step=3", *SMALL, *judge, "--out", str(out))
+    assert done.exit_code == 0, done.output
+    rounds = _rounds(out)
+    assert rounds[0]["heldout_score"] == 1.0
+    assert [r["kept"] for r in rounds] == [True, False, False]
+    config = tomllib.loads((out / "run.toml").read_text())
+    assert (config["judges"], config["score"]) == (["nenyax_testsupport.fakes:answered_wrong"], "answered_wrong")
+    again = nenyax("train", "--resume", str(out), "--score", "native")
+    assert again.exit_code == 2
+    assert "differs in score" in again.output

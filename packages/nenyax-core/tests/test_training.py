@@ -203,3 +203,19 @@ def test_set_aside_keeps_the_finished_rounds_lines_and_moves_the_rest_beside_the
     assert set_aside(path, keep=2) == 0  # nothing more to move: the file is left as it is
     assert path.read_bytes() == b'{"a": 1}\n{"a": 2}\n'
     assert set_aside(tmp_path / "missing.jsonl", keep=0) == 0
+
+
+def test_judges_put_on_the_environment_decide_what_is_kept(env, tmp_path):
+    # A judge that passes exactly the answers the verifier fails, and the score composed from it alone: the
+    # learner that gets better by the verifier gets worse by the judge, so its round is reverted.
+    settings = attrs.evolve(
+        SETTINGS, rounds=1, judges=("nenyax_testsupport.fakes:answered_wrong",), score="answered_wrong"
+    )
+    learner = SkillLearner(step=3)
+    rounds = train(env, learner, tmp_path, settings)
+    assert rounds[0].heldout_score == 1.0  # skill 0: every answer wrong, every one passed by the judge
+    assert rounds[1].heldout_score < 1.0  # skill 3: some answers right now, which the judge fails
+    assert not rounds[1].kept
+    assert learner.restored == [rounds[0].revision]
+    heldout = [json.loads(line) for line in (tmp_path / HELDOUT).open()]
+    assert {tuple(v["label"] for v in t["verdicts"]) for t in heldout} == {("native", "answered_wrong")}

@@ -742,3 +742,8 @@ def answer_is_even(trajectory: Any) -> bool:
 def not_a_verdict(trajectory: Any) -> str:
     """A judge function that returns something no judgment can be made of."""
     return "maybe"
+
+
+def answered_wrong(trajectory: Any) -> bool:
+    """A judge that passes exactly what the arith fake's verifier fails: `SkillPolicy`'s ``"wrong"``."""
+    return bool(trajectory.steps[-1].action == "wrong")

@@ -139,6 +139,24 @@ constrain_option = click.option(
 )
 
 
+def judge_options(scored: str = "the score") -> Callable[[F], F]:
+    """``--judge`` (repeatable) and ``--score``, declared once for eval, try and train (see core's judging)."""
+
+    def decorate(command: F) -> F:
+        command = click.option(
+            "--score",
+            help=f"How {scored} is composed: native (default), a judge's label, sum?LABEL=W&..., gate?on=L&then=L.",
+        )(command)
+        return click.option(
+            "--judge",
+            "judges",
+            multiple=True,
+            help="A judge beside the environment's own verifier, NAME?option=value (repeatable): 'llm?rubric=...'.",
+        )(command)
+
+    return decorate
+
+
 def model_options(*, policy: bool = True, constrain: bool = True) -> Callable[[F], F]:
     """The model options, declared once: the same names, defaults and variables in try, eval and check.
 

@@ -13,6 +13,7 @@ import orjson
 from nenyax.cli.eval_report import print_summary
 from nenyax.cli.params import (
     chosen_options,
+    judge_options,
     merged_params,
     model_options,
     model_settings,
@@ -72,16 +73,7 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 )
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds before an episode times out.")
 @click.option("--pass-threshold", type=float, default=1.0, show_default=True, help="Score that passes (pass@k).")
-@click.option(
-    "--judge",
-    "judges",
-    multiple=True,
-    help="A judge beside the environment's own verifier, NAME?option=value (repeat for several): 'llm?rubric=...'.",
-)
-@click.option(
-    "--score",
-    help="How the score is composed: native (default), a judge's label, sum?LABEL=W&..., gate?on=LABEL&then=LABEL.",
-)
+@judge_options()
 @click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), help="Run directory (default runs/<time>-<env>)."
 )

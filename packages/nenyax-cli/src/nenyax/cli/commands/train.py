@@ -23,7 +23,7 @@ import click
 import orjson
 from click.core import ParameterSource
 
-from nenyax.cli.params import model_option, plugin_options
+from nenyax.cli.params import judge_options, model_option, plugin_options
 from nenyax.cli.progress import bar, watching
 from nenyax.core import TrainSettings, UsageError, load
 from nenyax.core.contract.events import EpisodeEnded, Observer
@@ -32,7 +32,9 @@ from nenyax.core.engine.training import HELDOUT, PLOT, RoundResult, Trainer, rea
 from nenyax.core.plugins.registry import default_registry
 
 # The settings a run is made of, in run.toml; --resume may change none of them but `concurrency`.
-_ROUND_SETTINGS = ("rounds", "group_size", "tasks_per_round", "heldout", "seed", "concurrency", "timeout")
+_ROUND_SETTINGS = (
+    "rounds", "group_size", "tasks_per_round", "heldout", "seed", "concurrency", "timeout", "judges", "score"
+)  # fmt: skip
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -71,8 +73,8 @@ def _settings(ctx: click.Context, opts: dict[str, Any], config: dict[str, Any], 
         settings["model"] = model
     for name in _ROUND_SETTINGS:
         value = opts[name] if _given(ctx, name) or name not in config else config[name]
-        if value is not None:
-            settings[name] = value
+        if value is not None and value != ():
+            settings[name] = list(value) if isinstance(value, tuple) else value
     if "schema_version" in config:  # the file's layout: checked by the record rule below
         settings["schema_version"] = config["schema_version"]
     unknown = set(config) - {"uri", "learner", "model", "schema_version", *_ROUND_SETTINGS}
@@ -118,6 +120,7 @@ def _say(result: RoundResult) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seeds the held-out draw and each round's tasks.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True)
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds before an episode times out.")
+@judge_options("the score trained on and kept by")
 @click.option("--config", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="A train run.toml.")
 @click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), help="Run directory (default runs/<time>-<env>)."

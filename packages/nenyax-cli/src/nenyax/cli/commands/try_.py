@@ -13,6 +13,7 @@ from nenyax.cli.deadline import command_deadline, remaining
 from nenyax.cli.exits import FAILURE, INTERRUPTED, SUCCESS
 from nenyax.cli.params import (
     chosen_options,
+    judge_options,
     merged_params,
     model_options,
     policy_or_model,
@@ -51,13 +52,7 @@ from nenyax.core.engine.summary import summarize
     help="Save the episode as a run directory (run.toml, trajectories.jsonl, summary.json), "
     "or append it to PATH if PATH ends in .jsonl.",
 )
-@click.option(
-    "--judge",
-    "judges",
-    multiple=True,
-    help="A judge beside the environment's own verifier, NAME?option=value (repeat for several): 'llm?rubric=...'.",
-)
-@click.option("--score", help="How the score is composed: native (default), a judge's label, sum?..., gate?....")
+@judge_options()
 @click.option("--quiet", "-q", is_flag=True, help="No spinner while the model loads.")
 @trace_option
 @click.pass_context

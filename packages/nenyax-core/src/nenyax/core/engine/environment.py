@@ -26,6 +26,7 @@ from nenyax.core.engine.sinks import JsonlSink
 from nenyax.core.errors import UnsupportedPolicyError
 
 if TYPE_CHECKING:
+    from nenyax.core.engine.judging import Judging
     from nenyax.core.engine.loader import EnvironmentSpec
 
 
@@ -149,6 +150,7 @@ class Environment(abc.ABC):
         observers: Iterable[Any] | None = None,
         backend: str | Executor | None = None,
         workers: int | None = None,
+        judging: Judging | None = None,
     ) -> list[Trajectory]:
         """Run `n` episodes of each task with bounded concurrency, streaming each to `sink` as it finishes.
 
@@ -156,6 +158,8 @@ class Environment(abc.ABC):
         every episode's events; the sink is written before they see an episode end. ``backend="process"``
         plays them on `workers` processes of this machine (default: one per CPU), each rebuilding this
         environment from `source`; the trajectories are the same, and only this process writes `sink`.
+        `judging` (`nenyax.core.engine.judging.Judging.build(judges, score)`, built once for many calls) judges
+        each finished episode beside the format's own verifier (this process only: the asyncio backend).
         """
         from nenyax.core.engine import runner
 
@@ -170,6 +174,7 @@ class Environment(abc.ABC):
             observers=observers,
             backend=backend,
             workers=workers,
+            judging=judging,
         )
 
     def rollouts(
@@ -184,6 +189,7 @@ class Environment(abc.ABC):
         observers: Iterable[Any] | None = None,
         backend: str | Executor | None = None,
         workers: int | None = None,
+        judging: Judging | None = None,
     ) -> list[Trajectory]:
         """Synchronous `arollouts`."""
         from nenyax.core.engine import runner
@@ -199,6 +205,7 @@ class Environment(abc.ABC):
             observers=observers,
             backend=backend,
             workers=workers,
+            judging=judging,
         )
 
     def groups(
@@ -213,6 +220,7 @@ class Environment(abc.ABC):
         observers: Iterable[Any] | None = None,
         backend: str | Executor | None = None,
         workers: int | None = None,
+        judging: Judging | None = None,
     ) -> list[Group]:
         """`n` episodes of each task, as one `Group` per task (same task, same policy revision)."""
         trajectories = self.rollouts(
@@ -225,6 +233,7 @@ class Environment(abc.ABC):
             observers=observers,
             backend=backend,
             workers=workers,
+            judging=judging,
         )
         from nenyax.core.engine import runner
 

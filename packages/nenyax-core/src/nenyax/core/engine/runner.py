@@ -233,6 +233,7 @@ async def run_many(
     observers: Iterable[Any] | None = None,
     backend: str | Executor | None = None,
     workers: int | None = None,
+    judging: Judging | None = None,
 ) -> list[Trajectory]:
     """Run `n` episodes per task, at most `concurrency` at once, writing each to `sink` as it finishes.
 
@@ -274,6 +275,7 @@ async def run_many(
         observers=observers,
         backend=backend,
         workers=workers,
+        judging=judging,
     )
 
 
@@ -401,6 +403,7 @@ def rollouts_sync(
     observers: Iterable[Any] | None = None,
     backend: str | Executor | None = None,
     workers: int | None = None,
+    judging: Judging | None = None,
 ) -> list[Trajectory]:
     """`Environment.rollouts`: one event loop for the whole run."""
     pol = as_policy(policy)
@@ -415,8 +418,9 @@ def rollouts_sync(
         observers=observers,
         backend=backend,
         workers=workers,
+        judging=judging,
     )
-    return run_sync(_closing(pol, work))
+    return run_sync(_closing(pol, work if judging is None else _closing(judging, work)))
 
 
 def group(trajectories: Sequence[Trajectory]) -> list[Group]:

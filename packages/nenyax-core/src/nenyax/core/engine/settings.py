@@ -209,6 +209,10 @@ class TrainSettings(Record):
     concurrency: int = 16
     timeout: float | None = None
     """Seconds an episode may run."""
+    judges: tuple[str, ...] = ()
+    """Judges put on the environment (`EvalSettings.judges`): the training and held-out scores are composed
+    from their verdicts as `score` says."""
+    score: str | None = None
     schema_version: SchemaVersion = SCHEMA_VERSION
 
     def __attrs_post_init__(self) -> None:

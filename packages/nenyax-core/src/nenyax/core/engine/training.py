@@ -37,6 +37,7 @@ import attrs
 from nenyax.core.contract.trajectory import Group, Trajectory
 from nenyax.core.engine import learning
 from nenyax.core.engine.environment import Environment
+from nenyax.core.engine.judging import Judging
 from nenyax.core.engine.settings import TrainSettings
 from nenyax.core.errors import InfraFailure, UsageError
 
@@ -145,6 +146,8 @@ class Trainer:
         self.on_round = on_round
         self.pool, self.heldout = split_tasks(env, settings.heldout, settings.seed)
         self.rounds: list[RoundResult] = []
+        self.judging = Judging.build(settings.judges, settings.score)
+        """The judges put on the environment, built once for every round (None: its own verifier alone)."""
 
     @property
     def best(self) -> RoundResult:
@@ -163,6 +166,7 @@ class Trainer:
             sink=self.path / HELDOUT,
             timeout=self.settings.timeout,
             observers=self.observers,
+            judging=self.judging,
         )
         return measure(played)
 
@@ -223,6 +227,7 @@ class Trainer:
             sink=self.path / TRAJECTORIES,
             timeout=self.settings.timeout,
             observers=self.observers,
+            judging=self.judging,
         )
         trainable = learning.trainable_groups(groups)
         metrics = learning.update(self.learner, groups)
