@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from support import recording, trainer_for, trains_two_steps_on_the_record
 
+from nenyax.core import read_trajectories
 from nenyax.core.errors import InfraFailure, UsageError
 from nenyax.trainers.trl import NenyaxSpec
 
@@ -66,3 +67,20 @@ def test_a_tokenizer_without_a_chat_template_is_one_sentence_before_any_step(mod
     assert str(refused.value).count(".") == 1  # one sentence
     assert trainer.state.global_step == 0
     assert not (spec.run_dir / "trajectories.jsonl").exists() or not (spec.run_dir / "trajectories.jsonl").read_text()
+
+
+def test_judges_put_on_the_spec_make_the_reward(model_folder, tmp_path):
+    # A judge of style alone, composed as the score: TRL's reward is its verdict, the native one kept beside it.
+    judge = "nenyax_testsupport.fakes:short_reply"
+    spec = NenyaxSpec(STEP, runs=tmp_path / "runs", judges=[judge], score="short_reply")
+    handed = recording(spec)
+    trainer = trainer_for(spec, model_folder, tmp_path, max_steps=1)
+    trainer.train()
+    (out,) = handed
+    recorded = {t.id: t for t in read_trajectories(spec.run_dir / "trajectories.jsonl")}
+    assert len(recorded) == len(out["nenyax_score"])
+    for trajectory in recorded.values():
+        native, short = trajectory.verdicts
+        assert (native.label, short.label) == ("native", "short_reply")
+        assert trajectory.judgment.score == short.judgment.score
+    assert sorted(out["nenyax_score"]) == sorted(t.judgment.score for t in recorded.values())

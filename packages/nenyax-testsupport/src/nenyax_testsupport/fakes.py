@@ -747,3 +747,9 @@ def not_a_verdict(trajectory: Any) -> str:
 def answered_wrong(trajectory: Any) -> bool:
     """A judge that passes exactly what the arith fake's verifier fails: `SkillPolicy`'s ``"wrong"``."""
     return bool(trajectory.steps[-1].action == "wrong")
+
+
+def short_reply(trajectory: Any) -> float:
+    """A judge of style alone: 1 for a last reply of at most 40 characters, else 0."""
+    text = trajectory.steps[-1].text if trajectory.steps else None
+    return float(len(text or "") <= 40)

@@ -90,7 +90,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("Environment", "StepEnvironment"), "nenyax.core.engine.environment"),
     "Session": "nenyax.core.engine.session",
     "ToolSession": "nenyax.core.engine.tool_sessions",
-    **dict.fromkeys(("JudgeUse", "Scoring", "apply_judges", "judge_uses"), "nenyax.core.engine.judging"),
+    **dict.fromkeys(("JudgeUse", "Judging", "Scoring", "apply_judges", "judge_uses"), "nenyax.core.engine.judging"),
     **dict.fromkeys(
         ("CallablePolicy", "NullPolicy", "Policy", "RandomPolicy", "ReferencePolicy", "Turn", "as_policy"),
         "nenyax.core.engine.policies",
@@ -208,7 +208,7 @@ if TYPE_CHECKING:  # static view of the lazy names, for type checkers and IDEs
     from nenyax.core.engine.evaluation import EvalResult, Evaluation, SettingsDiffer, evaluate
     from nenyax.core.engine.export import ExportResult, export
     from nenyax.core.engine.export_tasks import TaskExport, export_tasks, task_rows
-    from nenyax.core.engine.judging import JudgeUse, Scoring, apply_judges, judge_uses
+    from nenyax.core.engine.judging import JudgeUse, Judging, Scoring, apply_judges, judge_uses
     from nenyax.core.engine.loader import EnvironmentSpec, load
     from nenyax.core.engine.native_episode import NativeEpisode, NativeResult
     from nenyax.core.engine.policies import (

@@ -85,7 +85,7 @@ class Environment(abc.ABC):
         sample: int = 0,
         timeout: float | None = None,
         observers: Iterable[Any] | Observers | None = None,
-        judges: Sequence[str] = (),
+        judges: Sequence[str] | Judging = (),
         score: str | None = None,
     ) -> Trajectory:
         """Play one episode with `policy` and return its judged trajectory.
@@ -94,14 +94,15 @@ class Environment(abc.ABC):
         `sample` numbers repeats of the same task (it seeds the built-in random policy); past
         `timeout` seconds the episode ends with status ``timeout``. `observers` get the episode's
         events as they happen (`nenyax.core.contract.events`). `judges` (each ``NAME[?options]``) judge
-        it beside the format's own verifier, its score composed as `score` says (`nenyax.core.engine.judging`).
+        it beside the format's own verifier, its score composed as `score` says (`nenyax.core.engine.judging`);
+        for many episodes, build them once (``Judging.build(judges, score)``) and pass that.
         """
         # The runner loads on the first episode: it brings the recording proxy (an aiohttp server), which
         # importing an environment base (an adapter, `nenyax --help`) never needs.
         from nenyax.core.engine import runner
-        from nenyax.core.engine.judging import Judging
+        from nenyax.core.engine.judging import judging_of
 
-        judging = Judging.build(judges, score)
+        judging, owned = judging_of(judges, score)
         try:
             return await runner.run_episode(
                 self,
@@ -115,7 +116,7 @@ class Environment(abc.ABC):
                 judging=judging,
             )
         finally:
-            if judging is not None:
+            if owned and judging is not None:
                 await judging.aclose()
 
     def rollout(
@@ -126,14 +127,14 @@ class Environment(abc.ABC):
         *,
         timeout: float | None = None,
         observers: Iterable[Any] | Observers | None = None,
-        judges: Sequence[str] = (),
+        judges: Sequence[str] | Judging = (),
         score: str | None = None,
     ) -> Trajectory:
         """Synchronous `arollout`; also works inside a running event loop (Jupyter)."""
         from nenyax.core.engine import runner
-        from nenyax.core.engine.judging import Judging
+        from nenyax.core.engine.judging import judging_of
 
-        judging = Judging.build(judges, score)
+        judging, _owned = judging_of(judges, score)  # closed for this call's loop either way
         return runner.rollout_sync(
             self, policy, task=task, seed=seed, timeout=timeout, observers=observers, judging=judging
         )
@@ -150,7 +151,8 @@ class Environment(abc.ABC):
         observers: Iterable[Any] | None = None,
         backend: str | Executor | None = None,
         workers: int | None = None,
-        judging: Judging | None = None,
+        judges: Sequence[str] | Judging = (),
+        score: str | None = None,
     ) -> list[Trajectory]:
         """Run `n` episodes of each task with bounded concurrency, streaming each to `sink` as it finishes.
 
@@ -158,24 +160,29 @@ class Environment(abc.ABC):
         every episode's events; the sink is written before they see an episode end. ``backend="process"``
         plays them on `workers` processes of this machine (default: one per CPU), each rebuilding this
         environment from `source`; the trajectories are the same, and only this process writes `sink`.
-        `judging` (`nenyax.core.engine.judging.Judging.build(judges, score)`, built once for many calls) judges
-        each finished episode beside the format's own verifier (this process only: the asyncio backend).
+        `judges` and `score` as `arollout`'s (this process only: the asyncio backend).
         """
         from nenyax.core.engine import runner
+        from nenyax.core.engine.judging import judging_of
 
-        return await runner.run_many(
-            self,
-            as_policy(policy),
-            tasks,
-            n=n,
-            concurrency=concurrency,
-            sink=sink,
-            timeout=timeout,
-            observers=observers,
-            backend=backend,
-            workers=workers,
-            judging=judging,
-        )
+        judging, owned = judging_of(judges, score)
+        try:
+            return await runner.run_many(
+                self,
+                as_policy(policy),
+                tasks,
+                n=n,
+                concurrency=concurrency,
+                sink=sink,
+                timeout=timeout,
+                observers=observers,
+                backend=backend,
+                workers=workers,
+                judging=judging,
+            )
+        finally:
+            if owned and judging is not None:
+                await judging.aclose()
 
     def rollouts(
         self,
@@ -189,14 +196,17 @@ class Environment(abc.ABC):
         observers: Iterable[Any] | None = None,
         backend: str | Executor | None = None,
         workers: int | None = None,
-        judging: Judging | None = None,
+        judges: Sequence[str] | Judging = (),
+        score: str | None = None,
     ) -> list[Trajectory]:
         """Synchronous `arollouts`."""
         from nenyax.core.engine import runner
+        from nenyax.core.engine.judging import judging_of
 
-        return runner.rollouts_sync(
-            self,
-            policy,
+        pol = as_policy(policy)
+        judging, _owned = judging_of(judges, score)  # released with this call's loop either way
+        work = self.arollouts(
+            pol,
             tasks,
             n=n,
             concurrency=concurrency,
@@ -205,8 +215,9 @@ class Environment(abc.ABC):
             observers=observers,
             backend=backend,
             workers=workers,
-            judging=judging,
+            judges=judging or (),
         )
+        return runner.run_closing(work, pol, *([judging] if judging is not None else []))
 
     def groups(
         self,
@@ -220,7 +231,8 @@ class Environment(abc.ABC):
         observers: Iterable[Any] | None = None,
         backend: str | Executor | None = None,
         workers: int | None = None,
-        judging: Judging | None = None,
+        judges: Sequence[str] | Judging = (),
+        score: str | None = None,
     ) -> list[Group]:
         """`n` episodes of each task, as one `Group` per task (same task, same policy revision)."""
         trajectories = self.rollouts(
@@ -233,7 +245,8 @@ class Environment(abc.ABC):
             observers=observers,
             backend=backend,
             workers=workers,
-            judging=judging,
+            judges=judges,
+            score=score,
         )
         from nenyax.core.engine import runner
 

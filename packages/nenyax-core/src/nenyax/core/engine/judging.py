@@ -278,6 +278,17 @@ class Judging:
                 await close()
 
 
+def judging_of(judges: Sequence[str] | Judging, score: str | None) -> tuple[Judging | None, bool]:
+    """The judging `judges` asks for, and whether it was built here (so is closed here): judges already built
+    (`Judging.build`) are used as they are, their scoring with them."""
+    if isinstance(judges, Judging):
+        if score is not None:
+            msg = "Judges built with Judging.build carry their scoring: pass score= to Judging.build, not beside them."
+            raise UsageError(msg)
+        return judges, False
+    return Judging.build(judges, score), True
+
+
 def python_judge(use: JudgeUse) -> Any:
     """A judge written in Python, named ``module:attribute``: a class (built with the options, like a plugin's
     factory) or a function of the finished trajectory returning a `Judgment`, a score or a bool (passed)."""

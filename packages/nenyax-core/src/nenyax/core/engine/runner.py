@@ -391,36 +391,20 @@ class AsyncioPool:
             raise failed[0]
 
 
-def rollouts_sync(
-    env: Environment,
-    policy: Any,
-    tasks: Sequence[str] | int | None,
-    *,
-    n: int,
-    concurrency: int,
-    sink: JsonlSink | str | Path | None,
-    timeout: float | None,
-    observers: Iterable[Any] | None = None,
-    backend: str | Executor | None = None,
-    workers: int | None = None,
-    judging: Judging | None = None,
-) -> list[Trajectory]:
-    """`Environment.rollouts`: one event loop for the whole run."""
-    pol = as_policy(policy)
-    work = run_many(
-        env,
-        pol,
-        tasks,
-        n=n,
-        concurrency=concurrency,
-        sink=sink,
-        timeout=timeout,
-        observers=observers,
-        backend=backend,
-        workers=workers,
-        judging=judging,
-    )
-    return run_sync(_closing(pol, work if judging is None else _closing(judging, work)))
+def run_closing(work: Awaitable[T], *holders: Any) -> T:
+    """Run `work` on a loop of its own (inside a running loop too), then let each of `holders` (a policy, the
+    judges) release what it holds for that loop: what the synchronous `Environment.rollouts` does."""
+
+    async def closing() -> T:
+        try:
+            return await work
+        finally:
+            for holder in holders:
+                aclose = getattr(holder, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+
+    return run_sync(closing())
 
 
 def group(trajectories: Sequence[Trajectory]) -> list[Group]:

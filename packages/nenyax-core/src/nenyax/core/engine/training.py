@@ -166,7 +166,7 @@ class Trainer:
             sink=self.path / HELDOUT,
             timeout=self.settings.timeout,
             observers=self.observers,
-            judging=self.judging,
+            judges=self.judging or (),
         )
         return measure(played)
 
@@ -227,7 +227,7 @@ class Trainer:
             sink=self.path / TRAJECTORIES,
             timeout=self.settings.timeout,
             observers=self.observers,
-            judging=self.judging,
+            judges=self.judging or (),
         )
         trainable = learning.trainable_groups(groups)
         metrics = learning.update(self.learner, groups)

@@ -25,7 +25,7 @@ import asyncio
 import functools
 import urllib.request
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ import orjson
 from nenyax.core import (
     Endpoint,
     JsonlSink,
+    Judging,
     PolicyInfo,
     StepEnvironment,
     TokenSample,
@@ -82,11 +83,16 @@ class NenyaxSpec:
         seed: int = 0,
         runs: str | Path = "runs",
         registry: Any = None,
+        judges: Sequence[str] = (),
+        score: str | None = None,
     ) -> None:
         """Load the environment at `uri` and list its tasks (`split`, at most `limit`) as the dataset.
 
         Every episode is played with `seed` and streamed to a new run directory under `runs`
-        (``spec.run_dir``), which ``nenyax view`` and ``nenyax export`` read."""
+        (``spec.run_dir``), which ``nenyax view`` and ``nenyax export`` read. `judges` (each ``NAME[?options]``)
+        judge every episode beside the format's own verifier, and the reward is the score `score` composes
+        (`nenyax.core.engine.judging`)."""
+        self.judging = Judging.build(judges, score, registry)
         self.env = load(uri, registry=registry)
         self.seed = seed
         self._tasks: dict[bytes, str] = {}
@@ -258,7 +264,13 @@ class NenyaxSpec:
         sample = self._plays[task]
         self._plays[task] += 1
         return await self.env.arollout(
-            policy, task=task, seed=self.seed, sample=sample, group_id=group_id, observers=[self._sink, *observers]
+            policy,
+            task=task,
+            seed=self.seed,
+            sample=sample,
+            group_id=group_id,
+            observers=[self._sink, *observers],
+            judges=self.judging or (),
         )
 
     def _task_of(self, prompt: Any) -> str:
