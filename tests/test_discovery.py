@@ -51,6 +51,7 @@ def test_check_basic_arithmetic_is_audited():
 REQUIRED_OPTIONS = {
     ("provider", "openai"): {"api_key": "unused"},
     ("learner", "tinker"): {"model": "Qwen/Qwen3-8B"},
+    ("judge", "llm"): {"rubric": "The answer is correct."},
 }
 
 
@@ -81,7 +82,13 @@ def test_every_installed_first_party_plugin_passes_the_common_checks_of_its_kind
 
 
 # Core's own plugins run their whole kit in core's tests, in-process (test_<kind>_kit.py), not by a subclass.
-KIT_RUN_IN_CORE = {("provider", "openai"), ("judge", "return"), ("learner", "incontext"), ("exporter", "jsonl")}
+KIT_RUN_IN_CORE = {
+    ("provider", "openai"),
+    ("judge", "return"),
+    ("judge", "llm"),
+    ("learner", "incontext"),
+    ("exporter", "jsonl"),
+}
 
 
 def _plugins_named_by_kit_runs(tests: Path) -> set[str]:

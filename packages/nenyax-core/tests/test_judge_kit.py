@@ -36,11 +36,12 @@ class Plugin:
         return [
             *fakes,
             PluginSpec(kind="judge", name="return", factory="nenyax.core.builtin_plugins.return_judge:ReturnJudge"),
+            PluginSpec(kind="judge", name="llm", factory="nenyax.core.builtin_plugins.llm_judge:LLMJudge"),
         ]
 
 
-def outcomes(name):
-    subject = Subject.from_registry("judge", name, Registry.from_plugins(("fakes", Plugin())))
+def outcomes(name, options=None):
+    subject = Subject.from_registry("judge", name, Registry.from_plugins(("fakes", Plugin())), options)
     return {o.check.id: o for o in Report.of(CHECKS["judge"], subject).outcomes}
 
 
@@ -69,6 +70,19 @@ def test_core_s_return_judge_passes_and_skips_the_answer_check_it_does_not_claim
     found = outcomes("return")
     assert found["judge/right-beats-wrong"].verdict is Verdict.SKIPPED
     assert found["judge/right-beats-wrong"].reason == "the judge does not declare 'answer'"
+    for check in ("judge/returns-judgments", "judge/bad-reference-is-clear", "judge/is-deterministic"):
+        assert found[check].verdict is Verdict.PASSED, (found[check].reason, found[check].findings)
+
+
+def test_core_s_llm_judge_passes_its_kit_against_a_scripted_model():
+    # The judging model is a scripted OpenAI-compatible server on loopback (no real model can be made to answer
+    # the same on cue); the embedded model judges in tests/test_judges.py at the root.
+    from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
+
+    with serving_in_thread(ScriptedModelServer(lambda messages: "Fine.\nVERDICT: PASS")) as server:
+        options = {"rubric": "The answer is right.", "model": "openai:scripted", "base_url": server.base_url}
+        found = outcomes("llm", options)
+    assert found["judge/right-beats-wrong"].verdict is Verdict.SKIPPED  # it judges episodes, not answers
     for check in ("judge/returns-judgments", "judge/bad-reference-is-clear", "judge/is-deterministic"):
         assert found[check].verdict is Verdict.PASSED, (found[check].reason, found[check].findings)
 
