@@ -22,7 +22,7 @@ from pathlib import Path
 
 import nox
 
-TOOLS = ["podman", "runc", "mmdebstrap"]
+TOOLS = ["podman", "runc", "catatonit", "mmdebstrap"]  # catatonit: the containers' init (--init)
 IMAGE = "localhost/nenyax-debian:bookworm"
 
 
@@ -31,7 +31,7 @@ def unavailable() -> str | None:
     missing = [tool for tool in TOOLS if not shutil.which(tool)]
     if missing or os.geteuid() != 0:
         why = f"{', '.join(missing)} missing" if missing else "not root (rootful podman, cgroup limits)"
-        return f"The podman session needs podman, runc and mmdebstrap, as root: {why}."
+        return f"The podman session needs podman, runc, catatonit and mmdebstrap, as root: {why}."
     return None
 
 

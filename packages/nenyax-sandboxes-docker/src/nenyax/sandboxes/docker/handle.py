@@ -1,5 +1,9 @@
 """One running docker sandbox: a container running ``sleep infinity``, and commands exec'd into it.
 
+The container runs under the engine's init (``init``: Docker's docker-init, podman's catatonit). An exec'd
+command's orphans are adopted by the container's first process; ``sleep`` never reaps them, so a killed
+fork bomb's processes stayed zombies holding the process table, and the next command was refused.
+
 Every command carries a marker in its environment (``NENYAX_EXEC``), inherited by all it starts,
 even what leaves its session with ``setsid``. Past its timeout, every process of the container whose
 environment holds the marker is killed (scanned from inside, as root; and from this machine too when
@@ -83,6 +87,7 @@ class DockerHandle(CapturedExec):
             "command": ["infinity"],
             "name": name,
             "hostname": "sandbox",
+            "init": True,  # reaps what commands leave behind (see the module docstring)
             "detach": True,
             "network_mode": _NETWORK_MODE[spec.network],
             "working_dir": spec.workdir,
