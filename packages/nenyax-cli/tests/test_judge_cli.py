@@ -104,3 +104,58 @@ def test_try_with_a_judge_shows_both_verdicts_and_saves_them(site, tmp_path):
     typo = nenyax(site, "try", "arith:add", "--policy", "reference", "--judge", "llm?rubric=x&tone=y")
     assert typo.returncode == 2
     assert "tone" in typo.stderr
+
+
+def test_check_under_a_judge_reports_the_tier_it_reaches_there_and_keeps_no_tier_for_list(site, tmp_path):
+    judge = "nenyax_testsupport.fakes:answer_is_even"
+    checks = tmp_path / "checks"
+    run = nenyax_in(site, checks, "check", "arith:add?size=8", "--samples", "4", "--judge", judge, "-q")
+    assert run.returncode == 1, run.stderr  # a check failed: the audit, under this judge
+    out = " ".join(run.stdout.split())
+    assert f"Judged by: {judge} (score: answer_is_even)" in out
+    assert f"Not discriminating under --judge {judge}" in out
+    assert "Tier: trainable" in out
+    assert not checks.exists() or not any(checks.iterdir())  # `nenyax list` keeps the format's own tier only
+    saved = nenyax_in(site, checks, "check", "arith:add?size=8", "--samples", "4", "--judge", judge, "--json",
+                      "--save", str(tmp_path / "c"))  # fmt: skip
+    report = json.loads(saved.stdout)
+    assert (report["judges"], report["score"], report["tier"]) == ([judge], "answer_is_even", "trainable")
+    recorded = load_run(tmp_path / "c")
+    assert recorded.config.settings["judges"] == [judge]
+    assert all([v.label for v in t.verdicts][:2] == ["native", "answer_is_even"] for t in recorded.trajectories
+               if t.status is Status.OK)  # fmt: skip
+    for args, sentence in (
+        (("--judge", "lmm"), "Did you mean 'llm'?"),
+        (("--judge", judge, "--judge", "nenyax_testsupport.fakes:short_reply"), "say how the score is composed"),
+    ):
+        done = nenyax_in(site, checks, "check", "arith:add", *args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert sentence in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def nenyax_in(site, checks, *args):
+    """The CLI with its kept tiers (`nenyax list`'s) in `checks`."""
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)
+    env = {"PYTHONPATH": path, "NENYAX_STRICT_PLUGINS": "0", "NENYAX_CHECKS_DIR": str(checks)}
+    return run_nenyax(*args, env=env, timeout=300)
+
+
+def test_the_replay_shows_each_verdict_apart(site, tmp_path):
+    with serving_in_thread(ScriptedModelServer(parity)) as server:
+        shown = nenyax(
+            site, "try", "arith:add?size=2", "--policy", "reference", "--task", "add/0/1", "--judge", _judge(server),
+            "--html", str(tmp_path / "replay.html"),
+        )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    lines = [" ".join(line.split()) for line in shown.stdout.splitlines()]
+    (native,) = [line for line in lines if line.startswith("native score")]
+    (parity_line,) = [line for line in lines if line.startswith("parity score")]
+    assert native == "native score 1 passed"  # the reference's answer is right
+    assert parity_line in ("parity score 1 passed", "parity score 0 not passed")
+    assert any(
+        line.startswith("llm?rubric=Even answers pass.") and line.endswith("1 judge model call(s)") for line in lines
+    )
+    page = (tmp_path / "replay.html").read_text()
+    assert '<ul id="verdicts">' in page
+    assert "<b>parity</b>" in page

@@ -446,3 +446,43 @@ def test_a_trajectory_recording_another_digest_than_its_environment_s_fails():
     recorded = _result(report, "trainable/model-path-recorded")
     assert recorded.outcome is TierOutcome.FAILED
     assert "not the environment's 'arith:add'" in recorded.evidence
+
+
+# ---------------------------------------------------------------- check --judge: the tier under put-on judges
+
+
+def test_under_a_judge_as_strict_as_the_verifier_the_tier_is_the_same_and_says_so():
+    report = check(
+        "arith:add?size=8", registry=_registry(), samples=6, judges=["nenyax_testsupport.fakes:passed_natively"]
+    )
+    assert report.tier is Tier.AUDITED
+    assert report.judges == ("nenyax_testsupport.fakes:passed_natively",)
+    assert report.score == "passed_natively"  # one judge, no --score: its verdict is the score
+
+
+def test_a_judge_a_constant_answer_satisfies_fails_the_audit_named_and_its_verdict_replays_elsewhere():
+    judge = "nenyax_testsupport.fakes:answer_is_even"
+    report = check("arith:add?size=8", registry=_registry(), samples=6, judges=[judge])
+    floor = _result(report, "audited/reference-beats-floor")
+    assert floor.outcome is TierOutcome.FAILED
+    assert f"Not discriminating under --judge {judge} (score: answer_is_even)" in floor.evidence
+    assert report.floor.score == 1.0  # an even constant: every episode passes under this judge
+    # The fresh interpreter built the same judge: its scores (0 or 1 by parity, not the verifier's 1) match.
+    assert _result(report, "trainable/fresh-process").outcome is TierOutcome.PASSED
+    # Under the composed score the format's verdict gates the judge's: a constant no longer passes.
+    gated = check(
+        "arith:add?size=8", registry=_registry(), samples=6, judges=[judge], score="gate?on=native&then=answer_is_even"
+    )
+    assert gated.score == "gate?on=native&then=answer_is_even"
+    assert gated.floor.score < report.floor.score
+
+
+def test_a_judge_check_refuses_mistakes_before_any_episode():
+    with pytest.raises(UsageError, match="No judge named 'lmm'"):
+        check("arith:add", registry=_registry(), judges=["lmm"])
+    with pytest.raises(UsageError, match="say how the score is composed with --score"):
+        check(
+            "arith:add",
+            registry=_registry(),
+            judges=["nenyax_testsupport.fakes:answer_is_even", "nenyax_testsupport.fakes:short_reply"],
+        )

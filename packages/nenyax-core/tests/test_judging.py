@@ -14,8 +14,11 @@ import attrs
 import pytest
 
 from nenyax.core import JudgeUse, Judgment, Scoring, Status, UsageError, evaluate, judge_uses, load, load_run
+from nenyax.core.contract.checking import Verdict
+from nenyax.core.contract.trajectory import Tier
 from nenyax.core.engine.rejudging import agreement, rejudge_run
 from nenyax.core.plugins.registry import Registry
+from nenyax.core.tiers.measure import check
 from nenyax.testing.model_server import FaultPlan, ScriptedModelServer, serving_in_thread
 from nenyax_testsupport.fakes import AdapterPlugin
 
@@ -232,3 +235,20 @@ def test_a_judge_written_as_a_python_function_works_where_a_named_one_does(playe
         asyncio.run(rejudge_run(played, tmp_path / "x", ["nenyax_testsupport.fakes:nowhere"]))
     with pytest.raises(UsageError, match="a function judge takes no options"):
         asyncio.run(rejudge_run(played, tmp_path / "y", ["nenyax_testsupport.fakes:answer_is_even?x=1"]))
+
+
+def test_check_under_an_llm_judge_a_constant_satisfies_fails_the_audit_named():
+    def lenient(messages):  # the parity judge, failing an answer that is no number (the null policy's)
+        found = re.findall(r"Answer:\n(-?\d+)", messages[-1]["content"])
+        return f"VERDICT: {'PASS' if found and int(found[0]) % 2 == 0 else 'FAIL'}"
+
+    registry = Registry.from_plugins(("arith", AdapterPlugin()))
+    with serving_in_thread(ScriptedModelServer(lenient)) as server:
+        (judge,) = _uses(server)
+        report = check("arith:add?size=8", registry=registry, samples=4, judges=[judge])
+    results = {r.id: r for r in report.results}
+    assert report.tier is Tier.TRAINABLE  # the format's verifier reaches audited; this judge does not
+    assert results["audited/reference-beats-floor"].evidence.startswith(f"Not discriminating under --judge {judge}")
+    assert "a constant answer" in results["audited/reference-beats-floor"].evidence
+    # The fresh interpreter built the llm judge too, and its verdicts, from the same server, matched.
+    assert results["trainable/fresh-process"].outcome is Verdict.PASSED

@@ -735,8 +735,14 @@ class ZeroHeavyArithAdapter(ArithAdapter):
 
 def answer_is_even(trajectory: Any) -> bool:
     """A judge written as a plain function (`--judge nenyax_testsupport.fakes:answer_is_even`): the last
-    action is an even number."""
-    return int(trajectory.steps[-1].action) % 2 == 0
+    action is an even number (an answer that is no number fails)."""
+    answer = str(trajectory.steps[-1].action).strip() if trajectory.steps else ""
+    return answer.lstrip("-").isdigit() and int(answer) % 2 == 0
+
+
+def passed_natively(trajectory: Any) -> bool:
+    """A judge that passes exactly what the format's own verifier passed (the tier under it is the native one)."""
+    return bool(trajectory.judgment is not None and trajectory.judgment.passed)
 
 
 def not_a_verdict(trajectory: Any) -> str:

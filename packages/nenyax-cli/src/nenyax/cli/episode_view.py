@@ -16,7 +16,7 @@ import orjson
 
 from nenyax.core.contract import arrays
 from nenyax.core.contract.manifest import Mode
-from nenyax.core.contract.trajectory import ModelCall, Status, Trajectory
+from nenyax.core.contract.trajectory import JudgeVerdict, ModelCall, Status, Trajectory
 
 _NO_SCORE = {
     Status.ENV_ERROR: "the environment failed",
@@ -152,6 +152,40 @@ class TurnView:
 
 
 @attrs.frozen(kw_only=True)
+class VerdictView:
+    """One judge's verdict on the episode (``--judge``): the format's own first, under ``native``."""
+
+    label: str
+    judge: str
+    """The judge as asked for (``llm?rubric=...``), or the format's verifier."""
+    said: str
+    """``score 1 · passed``, or ``failed: why`` where the judge gave no verdict."""
+    tone: str
+    """``pass``, ``fail``, ``partial`` or ``error``, as `EpisodeView.tone`."""
+    feedback: str
+    calls: int
+    """The judge's own model calls (never the policy's)."""
+
+    @classmethod
+    def of(cls, verdict: JudgeVerdict, sep: str = "  ") -> VerdictView:
+        judgment = verdict.judgment
+        if judgment is None:
+            said, tone, feedback = f"failed: {verdict.error or 'no verdict'}", "error", ""
+        else:
+            passed = "" if judgment.passed is None else (f"{sep}passed" if judgment.passed else f"{sep}not passed")
+            said, feedback = f"score {judgment.score:g}{passed}", judgment.feedback
+            tone = "partial" if judgment.passed is None else ("pass" if judgment.passed else "fail")
+        return cls(
+            label=verdict.label,
+            judge=verdict.judge,
+            said=said,
+            tone=tone,
+            feedback=feedback,
+            calls=len(verdict.model_calls),
+        )
+
+
+@attrs.frozen(kw_only=True)
 class EpisodeView:
     """A whole episode ready to display."""
 
@@ -193,6 +227,8 @@ class EpisodeView:
     judge: str
     no_score: str | None
     """Why there is no judgment, when there is none."""
+    verdicts: tuple[VerdictView, ...] = ()
+    """Each judge's verdict, where judges were put on the environment (``--judge``)."""
     error: str | None
     seconds: float | None
     """The episode's wall time."""
@@ -384,6 +420,7 @@ def episode_view(traj: Trajectory) -> EpisodeView:
         feedback=judgment.feedback if judgment is not None else "",
         judge=judgment.judge if judgment is not None else "",
         no_score=None if judgment is not None else _NO_SCORE.get(traj.status, "the episode was not judged"),
+        verdicts=tuple(VerdictView.of(v) for v in traj.verdicts),
         error=traj.error,
         final=shown(traj.final_observation) if traj.final_observation is not None else None,
         seconds=traj.timing.seconds if traj.timing else None,

@@ -26,6 +26,8 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f3f5f8;padding:.5rem;
 .partial{border-color:#b26a00;background:#fff8ec} .score{font-size:1.2rem;font-weight:700}
 .pass .score{color:#2e7d32} .fail .score,.error .score{color:#c62828} .partial .score{color:#b26a00}
 .dim{color:#66707f} .status{font-weight:700} .env-info{color:#4a5361}
+#verdicts{list-style:none;padding:0} #verdicts li{border-left:4px solid #d4d9e1;padding:.2rem .6rem;margin:.4rem 0}
+#verdicts p{margin:.2rem 0} #verdicts small{color:#66707f}
 """
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -95,13 +97,25 @@ def _verdict(view: EpisodeView) -> str:
     # The judgment alone: the episode's status has a box of its own, so "ok" never reads as "passed".
     if view.judged:
         inner = f'<div class="score" id="score">{view.verdict(" · ")}</div>'
-        if view.feedback:
+        if view.feedback and not view.verdicts:  # composed from the verdicts, each shown below
             inner += f"<p>{_e(view.feedback)}</p>"
     else:
         inner = f'<div class="score">not judged</div><p>No score: {_e(view.no_score or "")}.</p>'
-    rows = [("extracted answer", view.answer_shown), ("target", view.target), ("judge", view.judge or None)]
+    rows = [
+        ("extracted answer", view.answer_shown),
+        ("target", view.target),
+        ("judge", None if view.verdicts else view.judge or None),
+    ]
     facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows if v is not None)
     inner += f"<dl>{facts}</dl>" if facts else ""
+    if view.verdicts:  # the judges put on it, each apart: the score above is composed from these
+        items = "".join(
+            f'<li class="{v.tone}"><b>{_e(v.label)}</b> {_e(v.said)}'
+            + (f"<p>{_e(v.feedback)}</p>" if v.feedback else "")
+            + f"<small>{_e(v.judge)}{f' · {v.calls} judge model call(s)' if v.calls else ''}</small></li>"
+            for v in view.verdicts
+        )
+        inner += f'<h3>verdicts</h3><ul id="verdicts">{items}</ul>'
     return f'<section class="verdict {view.tone}" id="verdict"><h2>judgment</h2>{inner}</section>'
 
 

@@ -86,15 +86,23 @@ def _verdict_rows(view: EpisodeView) -> list[Text]:
     rows: list[Text] = []
     if view.judged:
         rows.append(Text(view.verdict("  "), style=f"bold {style}"))
-        if view.feedback:
+        if view.feedback and not view.verdicts:  # composed from the verdicts, each shown below
             rows.append(_text(view.feedback))
     else:
         rows.append(Text(f"not judged: {view.no_score}, so there is no score", style="bold red"))
     for label, value in (("extracted answer", view.answer_shown), ("target", view.target)):
         if value is not None:
             rows.append(Text(f"{label}  ", style="bold") + _text(value))
-    if view.judge:
+    if view.judge and not view.verdicts:
         rows.append(Text(f"judge {view.judge}", style="dim"))
+    if view.verdicts:  # the judges put on it, each apart: the score above is composed from these
+        width = max(len(v.label) for v in view.verdicts)
+        for one in view.verdicts:
+            rows.append(Text(f"{one.label:<{width}}  ", style="bold") + Text(one.said, style=_TONE_STYLE[one.tone]))
+            detail = " ".join(one.feedback.split())
+            calls = f"{one.calls} judge model call(s)" if one.calls else ""
+            for line in filter(None, (detail[:300], f"{one.judge}  {calls}".strip())):
+                rows.append(Text(" " * (width + 2)) + _text(line))
     return rows
 
 

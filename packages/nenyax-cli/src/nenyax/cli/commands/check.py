@@ -14,7 +14,7 @@ import orjson
 from click.core import ParameterSource
 
 from nenyax.cli.deadline import command_deadline
-from nenyax.cli.params import chosen_options, model_options, provider_table, sampling_params
+from nenyax.cli.params import chosen_options, judge_options, model_options, provider_table, sampling_params
 from nenyax.cli.paths import check_run_dir
 from nenyax.cli.progress import bar
 from nenyax.cli.run_config import config_option
@@ -29,7 +29,7 @@ from nenyax.core.errors import did_you_mean
 from nenyax.core.kinds import KINDS
 from nenyax.core.tiers.cached import forget, remember
 from nenyax.core.tiers.checks import CHECKS, MODEL_CHECKS
-from nenyax.core.tiers.measure import DEFAULT_MARGIN, DEFAULT_SAMPLES, TierReport, check
+from nenyax.core.tiers.measure import DEFAULT_MARGIN, DEFAULT_SAMPLES, TierReport, check, check_judging
 
 TIERS = [t.label for t in Tier if t is not Tier.NONE]
 FEW_TASKS = 10
@@ -83,6 +83,13 @@ def render_report(report: TierReport) -> None:
         console.print(said, soft_wrap=True)
     if why := unseeded_reason(report):
         console.print(f"Not seeded: {why}", markup=False, soft_wrap=True)
+    if report.judges:
+        judged = " and ".join(report.judges)
+        console.print(
+            f"Judged by: {judged} (score: {report.score}), not the format's own verifier alone.",
+            markup=False,
+            soft_wrap=True,
+        )
     label = report.tier.label if report.tier is not Tier.NONE else "none (not even connectable)"
     if report.floor is not None:
         floor = report.floor
@@ -139,6 +146,7 @@ def render_report(report: TierReport) -> None:
 )
 # --model also checks a model on the environment: are its token ids faithful over an episode?
 @model_options(policy=False, constrain=False)
+@judge_options("the score each check compares is (check: the one judge's verdict unless --score says otherwise)")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--strict", is_flag=True, help="With KIND NAME: warnings of the conformance kit fail too.")
 @click.option(
@@ -164,6 +172,8 @@ def check_command(
     params: tuple[str, ...],
     base_url: str | None,
     api_key_env: str | None,
+    judges: tuple[str, ...],
+    score: str | None,
     quiet: bool,
     strict: bool,
     options: tuple[str, ...],
@@ -216,6 +226,9 @@ def check_command(
         )
         endpoint = ModelSettings(**provider).endpoint()
         endpoint.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any check
+    # An unknown judge or option, a --score naming none: refused here, before the check (whose refusals of a URI
+    # forget the tier kept for `nenyax list`).
+    check_judging(judges, score)
     sink = None
     made = None
     if save is not None:
@@ -224,6 +237,8 @@ def check_command(
         settings: dict[str, Any] = {"uri": uri, "command": "check", "samples": samples, "seed": seed, "margin": margin}
         if provider:
             settings["provider"] = provider
+        if judges:
+            settings["judges"], settings["score"] = list(judges), score
         create_run(save, settings, None)  # the manifest's digest is added once the environment has loaded
         sink = JsonlSink(save / TRAJECTORIES)
     try:
@@ -241,6 +256,8 @@ def check_command(
                 progress=progress,
                 observers=[sink] if sink is not None else None,
                 model=endpoint,
+                judges=judges,
+                score=score,
             )
     except UsageError:
         forget(uri)  # the environment no longer loads (or never did): no old tier may stand for it
@@ -251,7 +268,8 @@ def check_command(
     finally:
         if sink is not None:
             sink.close()  # every episode played so far stays on disk, even when the check was stopped
-    remember(report, samples=samples, margin=margin)  # what `nenyax list` shows as the tier measured
+    if not report.judges:  # `nenyax list` shows the tier under the format's own verifier, never a put-on judge's
+        remember(report, samples=samples, margin=margin)
     if save is not None:
         if report.manifest is not None:
             record_manifest(save, report.manifest)
@@ -288,6 +306,8 @@ _TIER_OPTIONS = (
     "params",
     "base_url",
     "api_key_env",
+    "judges",
+    "score",
     "quiet",
 )
 

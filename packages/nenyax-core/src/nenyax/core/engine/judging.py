@@ -237,6 +237,10 @@ class Judging:
 
     judges: list[tuple[JudgeUse, Any]]
     scoring: Scoring
+    texts: tuple[str, ...] = ()
+    """What asked for the judges (each ``--judge``), so another process can build the same (`check`'s replay)."""
+    score: str | None = None
+    """What asked for the scoring (``--score``)."""
 
     @classmethod
     def build(cls, texts: Sequence[str], score: str | None = None, registry: Any = None) -> Judging | None:
@@ -264,7 +268,7 @@ class Judging:
             )
             for u in uses
         ]
-        return cls(judges=judges, scoring=scoring)
+        return cls(judges=judges, scoring=scoring, texts=tuple(texts), score=score)
 
     async def apply(self, trajectory: Trajectory) -> Trajectory:
         """The finished episode, judged by every judge and scored as stated."""

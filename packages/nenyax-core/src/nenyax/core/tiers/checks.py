@@ -83,6 +83,9 @@ class Context:
     """Observe every episode a check plays here (not those of the fresh-process replay)."""
     model: Any = None
     """The model of ``check --model``: it plays where the environment offers no built-in policy."""
+    judging: Any = None
+    """The judges of ``check --judge`` (a `Judging`): every episode is scored as they compose it, so the tier
+    is the one reached under them."""
 
     def need_env(self) -> Environment:
         if self.env is None:
@@ -101,7 +104,9 @@ class Context:
 
     async def rollout(self, policy: str | Any, task: str) -> Trajectory:
         """One episode of `task` with the run's seed, published to the run's observers."""
-        return await self.need_env().arollout(policy, task=task, seed=self.seed, observers=self.observers)
+        return await self.need_env().arollout(
+            policy, task=task, seed=self.seed, observers=self.observers, judges=self.judging or ()
+        )
 
     async def play(self, policy: str | Any, task: str, key: str | None = None) -> Trajectory:
         """Episodes of the built-in policies (and probes, by `key`) are cached: several checks compare them."""
@@ -296,6 +301,8 @@ async def _fresh_process(ctx: Context) -> str:
     sources = env.source.plugins
     hash_seed = other_hash_seed()
     request = {"source": env.source.to_data(), "policy": policy, "tasks": tasks, "seed": ctx.seed}
+    if ctx.judging is not None:  # the score compared is the judged one: the judges are built there too
+        request["judges"], request["score"] = list(ctx.judging.texts), ctx.judging.score
     try:
         answer = await replay_elsewhere(request, hash_seed)
     except RuntimeError as exc:
@@ -506,8 +513,10 @@ async def _reference_beats_floor(ctx: Context) -> str:
     tasks = ctx.need_tasks()
     refs = [_score(traj, "reference") for traj in await ctx.play_all([("reference", task, None) for task in tasks])]
     reference = _mean(refs)
-    # Step mode's cheap policies play many more tasks; a native loop's or a harness's episode costs too much.
-    floor_tasks = ctx.floor_tasks or tasks if isinstance(env, StepEnvironment) else tasks
+    # Step mode's cheap policies play many more tasks; a native loop's or a harness's episode costs too much,
+    # and so does any episode a put-on judge (often a model) must read.
+    many = isinstance(env, StepEnvironment) and ctx.judging is None
+    floor_tasks = ctx.floor_tasks or tasks if many else tasks
     best_name, best, upper = "", -math.inf, -math.inf  # upper: the 95% upper bound of the best floor
     probes = await _probes(ctx, env)
     played = iter(await ctx.play_all([(policy, task, name) for name, policy in probes for task in floor_tasks]))
@@ -550,8 +559,16 @@ async def _reference_beats_floor(ctx: Context) -> str:
     units = "" if score_range else " (in raw score units: the environment declares no score range)"
     if margin < ctx.margin:
         required = f"{ctx.margin:.2f} is required"
-        raise Fail(f"Not discriminating: the floor is {said}, a margin of {margin:.2f}{units} where {required}.")
+        # Under a put-on judge, a cheap policy it rewards is that judge's failure: named, with the scoring.
+        under = f" under {_judged_by(ctx.judging)}" if ctx.judging is not None else ""
+        raise Fail(f"Not discriminating{under}: the floor is {said}, a margin of {margin:.2f}{units} where {required}.")
     return f"The floor is {said}: a margin of {margin:.2f}{units} ({ctx.margin:.2f} required)."
+
+
+def _judged_by(judging: Any) -> str:
+    """The judges and scoring of ``check --judge``, in words."""
+    judges = " and ".join(f"--judge {text}" for text in judging.texts)
+    return f"{judges} (score: {judging.score})"
 
 
 def _check(check_id: str, tier: Tier, run: CheckFn, summary: str, openenv: str | None = None) -> TierCheck:

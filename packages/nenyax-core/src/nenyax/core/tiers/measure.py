@@ -6,13 +6,14 @@ A check that cannot run is *skipped*, and a skipped or failed check blocks its t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
 
 from nenyax.core.contract.checking import Crash, Fail, Skip, Verdict, arun_check
 from nenyax.core.contract.events import observers_of
+from nenyax.core.engine.judging import Judging, judge_uses
 from nenyax.core.engine.sync import run_sync
 from nenyax.core.errors import UsageError
 from nenyax.core.plugins.registry import Registry
@@ -45,6 +46,7 @@ __all__ = [
     "TierResult",
     "acheck",
     "check",
+    "check_judging",
 ]
 
 
@@ -58,6 +60,8 @@ async def acheck(
     progress: Callable[[str, int, int], None] | None = None,
     observers: Iterable[Any] | None = None,
     model: Any = None,
+    judges: Sequence[str] | Judging = (),
+    score: str | None = None,
 ) -> TierReport:
     """Run every check on `uri`; user mistakes (bad URI, unknown format) raise `UsageError`.
 
@@ -67,6 +71,9 @@ async def acheck(
     (``check_id`` empty, ``done == total``). `observers` get the events of every episode the checks
     play here (``nenyax check --save`` streams them into a run directory with a `JsonlSink`). With a
     `model` (an `Endpoint`), the model checks run too (`MODEL_CHECKS`: token fidelity), beside the tier.
+    With `judges` (each ``NAME[?options]``, as ``--judge``), every episode is scored under them and the tier
+    is the one reached so: the score is the one judge's verdict unless `score` composes it otherwise
+    (`check_judging`; judges it built are passed as they are and left open).
     """
     if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < math.inf:
         msg = f"--margin must be a non-negative number, got {margin!r}."
@@ -74,9 +81,19 @@ async def acheck(
     if samples < 1:
         msg = f"--samples must be at least 1, got {samples}."
         raise UsageError(msg)
+    # An unknown judge or option: one sentence, before any episode.
+    owned = not isinstance(judges, Judging)
+    judging = check_judging(judges, score) if not isinstance(judges, Judging) else judges
     watchers = observers_of(observers)
     ctx = Context(
-        uri=uri, samples=samples, seed=seed, registry=registry, margin=float(margin), observers=watchers, model=model
+        uri=uri,
+        samples=samples,
+        seed=seed,
+        registry=registry,
+        margin=float(margin),
+        observers=watchers,
+        model=model,
+        judging=judging,
     )
     results, model_results = [], []
     total = len(CHECKS) + (len(MODEL_CHECKS) if model is not None else 0)
@@ -90,6 +107,8 @@ async def acheck(
                 progress(model_check.id, len(CHECKS) + index, total)
             model_results.append(await _run_check(ctx, model_check))
     finally:
+        if judging is not None and owned:
+            await judging.aclose()
         if ctx.env is not None:
             ctx.env.close()
     if progress is not None:
@@ -106,7 +125,26 @@ async def acheck(
         floor=ctx.floor,
         model_results=tuple(model_results),
         model=_model_name(model),
+        judges=judging.texts if judging else (),
+        score=judging.score if judging else None,
     )
+
+
+def check_judging(judges: Sequence[str], score: str | None) -> Judging | None:
+    """The judges a check scores under. Asked for, a judge is what the tier is measured by: its verdict is the
+    score unless `score` composes it otherwise (several judges need `score`, to say how). Judges are the
+    installed ones, as for `evaluate`, whatever registry the environment was loaded with."""
+    if judges and score is None:
+        labels = [use.label for use in judge_uses(judges)]
+        if len(labels) > 1:
+            example = f"sum?{labels[0]}=1&{labels[1]}=1, or gate?on=native&then={labels[0]}"
+            msg = (
+                f"check measures the tier under its judges; with {len(labels)} ({', '.join(labels)}), say how the "
+                f"score is composed with --score (e.g. {example})."
+            )
+            raise UsageError(msg)
+        score = labels[0]
+    return Judging.build(judges, score)
 
 
 def _model_name(model: Any) -> str | None:
@@ -147,6 +185,8 @@ def check(
     progress: Callable[[str, int, int], None] | None = None,
     observers: Iterable[Any] | None = None,
     model: Any = None,
+    judges: Sequence[str] | Judging = (),
+    score: str | None = None,
 ) -> TierReport:
     """Synchronous `acheck`."""
     return run_sync(
@@ -159,5 +199,7 @@ def check(
             progress=progress,
             observers=observers,
             model=model,
+            judges=judges,
+            score=score,
         )
     )

@@ -2,9 +2,10 @@
 
 Run as ``python -m nenyax.core.tiers.replay``; it reads one JSON request per line on stdin (the
 environment's `EnvironmentSpec`: URI, load config and the plugins to rebuild the registry from; the
-policy, the tasks and the seed) and answers one JSON line each
-with the manifest digest and fingerprints of the episode, so the checking process can compare them
-with its own. It stays alive between requests: imports are paid once per check run, not per URI.
+policy, the tasks and the seed; the judges and the scoring of ``check --judge``, built here too) and
+answers one JSON line each with the manifest digest and fingerprints of the episode, so the checking
+process can compare them with its own. It stays alive between requests: imports are paid once per check
+run, not per URI.
 """
 
 from __future__ import annotations
@@ -14,17 +15,29 @@ from typing import Any
 
 import orjson
 
+from nenyax.core.engine.judging import Judging
 from nenyax.core.engine.loader import EnvironmentSpec
+from nenyax.core.engine.sync import run_sync
 from nenyax.core.tiers.views import fingerprint, first_view, preview, replay_view
 
 
 def replay(request: dict[str, Any]) -> dict[str, Any]:
     """Rebuild the environment here from its source, play the episodes the request names, say what they looked like."""
-    env = EnvironmentSpec.from_data(request["source"]).load()
+    spec = EnvironmentSpec.from_data(request["source"])
+    env = spec.load()
+    try:
+        judging = Judging.build(request.get("judges", ()), request.get("score"))  # installed judges, as here
+        return run_sync(_play(env, request, judging))
+    finally:
+        env.close()
+
+
+async def _play(env: Any, request: dict[str, Any], judging: Judging | None) -> dict[str, Any]:
+    """The episodes, on one event loop (a judge's model connections live on it), then the judges closed."""
     try:
         episodes = {}
         for task in request["tasks"]:
-            traj = env.rollout(request["policy"], task=task, seed=request["seed"])
+            traj = await env.arollout(request["policy"], task=task, seed=request["seed"], judges=judging or ())
             episodes[task] = {
                 "first": fingerprint(first_view(traj)),
                 "replay": fingerprint(replay_view(traj)),
@@ -34,7 +47,8 @@ def replay(request: dict[str, Any]) -> dict[str, Any]:
             }
         return {"digest": env.digest, "episodes": episodes}
     finally:
-        env.close()
+        if judging is not None:
+            await judging.aclose()
 
 
 def main() -> None:

@@ -89,6 +89,10 @@ class TierReport(CheckReport):
     """Checks of a model on the environment (``--model``, e.g. token fidelity): reported, never part of `tier`."""
     model: str | None = None
     """The model those checks ran with (``provider:model``)."""
+    judges: tuple[str, ...] = ()
+    """The judges every episode was scored under (``check --judge``); empty: the format's own verifier."""
+    score: str | None = None
+    """How the score was composed from their verdicts (``--score``), when judges were put on."""
     schema_version: SchemaVersion = SCHEMA_VERSION
 
     @property
