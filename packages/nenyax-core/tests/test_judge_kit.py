@@ -23,6 +23,7 @@ FAKES = {
     "unchecked": "UncheckedReferenceJudge",
     "noisy": "NoisyJudge",
     "uncheckedsettings": "UncheckedSettingsTrajectoryJudge",
+    "zeroforunreadable": "ZeroForUnreadableModelJudge",
 }
 
 
@@ -47,11 +48,13 @@ def outcomes(name, options=None):
 
 def test_the_kit_is_the_common_checks_and_the_judge_s_own():
     ids = [c.id for c in CHECKS["judge"]]
-    assert ids[-4:] == [
+    assert ids[-6:] == [
         "judge/returns-judgments",
         "judge/right-beats-wrong",
         "judge/bad-reference-is-clear",
         "judge/is-deterministic",
+        "judge/constant-not-rewarded",
+        "judge/unreadable-verdict-classified",
     ]
     assert "judge/factory-returns-judge" in ids  # a declared capability with its methods: proven there
 
@@ -60,7 +63,12 @@ def test_a_sound_answer_judge_passes_every_check():
     found = outcomes("gold")
     skipped = {cid for cid, o in found.items() if o.verdict is Verdict.SKIPPED}
     # An in-memory registry, and a fake outside nenyax/ (nenyax_testsupport): no source tree to read.
-    assert skipped == {"judge/entry-point-named-after-distribution", "judge/no-namespace-init"}
+    assert skipped == {
+        "judge/entry-point-named-after-distribution",
+        "judge/no-namespace-init",
+        "judge/constant-not-rewarded",  # an answer judge: right-beats-wrong asks it the same
+        "judge/unreadable-verdict-classified",
+    }
     assert {cid: o.verdict for cid, o in found.items() if cid not in skipped} == dict.fromkeys(
         set(found) - skipped, Verdict.PASSED
     ), {cid: (o.reason, o.findings) for cid, o in found.items()}
@@ -79,12 +87,41 @@ def test_core_s_llm_judge_passes_its_kit_against_a_scripted_model():
     # the same on cue); the embedded model judges in tests/test_judges.py at the root.
     from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
 
-    with serving_in_thread(ScriptedModelServer(lambda messages: "Fine.\nVERDICT: PASS")) as server:
+    with serving_in_thread(ScriptedModelServer(calculator)) as server:
         options = {"rubric": "The answer is right.", "model": "openai:scripted", "base_url": server.base_url}
         found = outcomes("llm", options)
     assert found["judge/right-beats-wrong"].verdict is Verdict.SKIPPED  # it judges episodes, not answers
-    for check in ("judge/returns-judgments", "judge/bad-reference-is-clear", "judge/is-deterministic"):
+    for check in (
+        "judge/returns-judgments",
+        "judge/bad-reference-is-clear",
+        "judge/is-deterministic",
+        "judge/constant-not-rewarded",
+        "judge/unreadable-verdict-classified",
+    ):
         assert found[check].verdict is Verdict.PASSED, (found[check].reason, found[check].findings)
+
+
+def calculator(messages):
+    """A judging model that does the sum it is shown: PASS where the answer is right."""
+    import re
+
+    asked = messages[-1]["content"]
+    task, answer = re.search(r"Task:\n(.*?)\n\nAnswer:\n(.*?)\n\n", asked, re.S).groups()
+    left, sign, right = re.search(r"(-?\d+)\s*([+-])\s*(-?\d+)", task).groups()
+    value = int(left) + int(right) if sign == "+" else int(left) - int(right)
+    return f"VERDICT: {'PASS' if answer.strip() == str(value) else 'FAIL'}"
+
+
+def test_an_llm_judge_whose_model_passes_everything_fails_the_constant_check():
+    from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
+
+    with serving_in_thread(ScriptedModelServer(lambda messages: "Fine.\nVERDICT: PASS")) as server:
+        options = {"rubric": "The answer is right.", "model": "openai:scripted", "base_url": server.base_url}
+        found = outcomes("llm", options)
+    caught = found["judge/constant-not-rewarded"]
+    assert caught.verdict is Verdict.FAILED
+    assert "The constant answer '4' to 'What is 3 + 5?' (wrong) passed" in caught.findings[0].message
+    assert [cid for cid, o in found.items() if not o.ok()] == ["judge/constant-not-rewarded"]
 
 
 @pytest.mark.parametrize(
@@ -95,6 +132,7 @@ def test_core_s_llm_judge_passes_its_kit_against_a_scripted_model():
         ("unchecked", "judge/bad-reference-is-clear", "judge('4', None) raised TypeError"),
         ("uncheckedsettings", "judge/bad-reference-is-clear", "judge_trajectory(<a finished episode>, '4') raised"),
         ("noisy", "judge/is-deterministic", "judge('4', '4') judged twice gave"),
+        ("zeroforunreadable", "judge/unreadable-verdict-classified", "A reply without a verdict ("),
     ],
 )
 def test_each_check_catches_the_flaw_it_is_for_and_only_that_one(name, check_id, says):
@@ -147,8 +185,8 @@ def test_the_pytest_suite_fails_on_a_broken_judge_with_the_check_s_id(pytester):
         )
     )
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs")
-    # Skipped: the entry-point check (an in-memory registry) and no-namespace-init (a fake outside nenyax/);
-    # failed: the one flaw.
-    result.assert_outcomes(passed=len(CHECKS["judge"]) - 3, failed=1, skipped=2)
+    # Skipped: the entry-point check (an in-memory registry), no-namespace-init (a fake outside nenyax/), and
+    # the trajectory and model checks (an answer judge); failed: the one flaw.
+    result.assert_outcomes(passed=len(CHECKS["judge"]) - 5, failed=1, skipped=4)
     result.stdout.fnmatch_lines(["*TestNoisy.test_conformance?judge/is-deterministic?*"])
     result.stdout.fnmatch_lines(["*judge/is-deterministic: judge('4', '4') judged twice gave*"])

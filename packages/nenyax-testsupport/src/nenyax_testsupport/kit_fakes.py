@@ -169,3 +169,44 @@ class UncheckedSettingsTrajectoryJudge:
         threshold = None if reference is None else reference.get("threshold")
         total = sum(step.reward for step in trajectory.steps)
         return Judgment(score=total, passed=None if threshold is None else total >= threshold, judge="unchecked")
+
+
+def sum_is_right(trajectory: Trajectory) -> bool | None:
+    """Whether the last action answers the first observation's ``a + b`` or ``a - b`` (None: no such question)."""
+    import re
+
+    asked = re.search(r"(-?\d+)\s*([+-])\s*(-?\d+)", str(trajectory.steps[0].observation)) if trajectory.steps else None
+    if asked is None:
+        return None
+    left, sign, right = int(asked[1]), asked[2], int(asked[3])
+    return str(trajectory.steps[-1].action).strip() == str(left + right if sign == "+" else left - right)
+
+
+class ZeroForUnreadableModelJudge:
+    """Flaw: a judge asking a model that scores a reply stating no verdict 0, instead of failing.
+
+    Its synchronous verdict computes the sum itself (sound, so only the unreadable-verdict check fails); its
+    async one asks the model at `base_url` for ``VERDICT: PASS|FAIL``."""
+
+    capabilities = JudgeCapabilities(trajectory=True, model=True)
+
+    def __init__(self, model: str = "openai:kit", base_url: str | None = None) -> None:
+        self.model, self.base_url = model, base_url
+
+    def judge_trajectory(self, trajectory: Trajectory, reference: Any) -> Judgment:
+        right = sum_is_right(trajectory)
+        if right is None:
+            return Judgment(score=0.0, passed=False, judge="zero-for-unreadable", feedback="no sum asked")
+        return Judgment(score=float(right), passed=right, judge="zero-for-unreadable")
+
+    async def ajudge_trajectory(self, trajectory: Trajectory, reference: Any, calls: list[ModelCall]) -> Judgment:
+        from nenyax.core.models.endpoint import Endpoint
+
+        endpoint = Endpoint(self.model, base_url=self.base_url)
+        try:
+            call = await endpoint.send(ChatRequest(model=self.model, messages=({"role": "user", "content": "Judge."},)))
+        finally:
+            await endpoint.aclose()
+        calls.append(call)
+        passed = "VERDICT: PASS" in str(call.response.get("content"))
+        return Judgment(score=float(passed), passed=passed, judge="zero-for-unreadable")

@@ -34,7 +34,7 @@ _SHOWN = 2000
 class LLMJudge:
     """A trajectory judge asking a model for a verdict under a rubric (see the module docstring)."""
 
-    capabilities = JudgeCapabilities(trajectory=True)
+    capabilities = JudgeCapabilities(trajectory=True, model=True)
 
     def __init__(
         self,
@@ -132,7 +132,7 @@ class LLMJudge:
         found = pattern.findall(reply)
         if not found:
             wanted = SCALES[self.scale].removeprefix("a last line ")
-            msg = f"The judging model's reply has no {wanted}: {_cut(' '.join(reply.split()), 200)!r}"
+            msg = f"The judging model's reply has no {wanted} (it replied {_cut(' '.join(reply.split()), 200)!r})."
             raise VerifierFailure(msg)
         last = found[-1]
         if self.scale == "pass":

@@ -7,8 +7,11 @@ judges, and which has the method of each capability it declares:
   ``exact``/``numeric``/``math``, reasoning-gym's native scorers). The answer is the text the
   session extracted from the policy's reply.
 * ``trajectory``, `TrajectoryJudge.judge_trajectory(trajectory, reference)`: judges that need the whole
-  episode (a return over steps, an LLM judge reading the transcript). The trajectory is complete but
-  unjudged (``judgment is None``).
+  episode (a return over steps, an LLM judge reading the transcript). The trajectory is complete; a
+  format's judge gets it unjudged (``judgment is None``), a judge put on beside it (``--judge``) with the
+  format's own judgment.
+* ``model``, `ModelJudge.ajudge_trajectory(trajectory, reference, calls)`: a trajectory judge that asks a
+  model (``model=``, ``base_url=``), each call appended to `calls` and kept beside its verdict.
 
 A caller builds a judge with `nenyax.core.plugins.interfaces.create` and names the capability it needs
 (``needs=("answer",)``): a judge without it is refused in one sentence, before any episode. Either
@@ -22,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 if TYPE_CHECKING:
-    from nenyax.core.contract.trajectory import Judgment, Trajectory
+    from nenyax.core.contract.trajectory import Judgment, ModelCall, Trajectory
 
 
 @attrs.frozen(kw_only=True)
@@ -33,6 +36,10 @@ class JudgeCapabilities:
     """It has ``judge(answer, reference)``: it judges one extracted answer."""
     trajectory: bool = False
     """It has ``judge_trajectory(trajectory, reference)``: it judges a whole finished episode."""
+    model: bool = False
+    """It asks a model for its verdict: its factory takes ``model=`` (``provider:model``) and ``base_url=`` (an
+    OpenAI-compatible server), and ``ajudge_trajectory(trajectory, reference, calls)`` appends each call it makes
+    to `calls`, so the engine keeps them beside its verdict (an unreadable reply included)."""
 
 
 @runtime_checkable
@@ -64,4 +71,14 @@ class TrajectoryJudge(Protocol):
 
     def judge_trajectory(self, trajectory: Trajectory, reference: Any) -> Judgment:
         """Judge `trajectory` (complete, unjudged); raise `VerifierFailure` when it cannot decide."""
+        ...
+
+
+@runtime_checkable
+class ModelJudge(Protocol):
+    """The ``model`` capability: a trajectory judge that asks a model, its calls recorded."""
+
+    async def ajudge_trajectory(self, trajectory: Trajectory, reference: Any, calls: list[ModelCall]) -> Judgment:
+        """Judge `trajectory`, appending each model call to `calls`; a reply that states no verdict, or a call that
+        fails, raises `VerifierFailure` (the calls made stay in `calls`)."""
         ...

@@ -6,7 +6,9 @@ answer given as text (``"4"``: the reference `AnswerJudge` names first, what que
 pass); a ``trajectory`` judge about a small finished, unjudged episode. Both are also given references
 no judge can use. What they hold a judge to is what its interface promises: a `Judgment` for what it
 decides and a `VerifierFailure` sentence for what it cannot, never an arbitrary exception; garbage
-scoring low; and the same verdict for the same input.
+scoring low; the same verdict for the same input; a constant answer rewarded only where it is right (a
+``trajectory`` judge); and, for a judge that asks a model (``model``), a reply stating no verdict classified
+as a `VerifierFailure`, never a score.
 
 A judge whose references are not text golds (a format's entries) says so with a `VerifierFailure` for
 ``"4"``, and the check comparing right and wrong answers is skipped, saying why.
@@ -16,12 +18,15 @@ Each yields one sentence per problem found.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import attrs
+
 from nenyax.core.contract.manifest import Mode
 from nenyax.core.contract.trajectory import Judgment, PolicyInfo, Status, Step, Trajectory
-from nenyax.core.errors import NenyaxError
+from nenyax.core.errors import NenyaxError, VerifierFailure
 from nenyax.core.plugins.interfaces import declared
 from nenyax.testing.report import Check, Skip
 from nenyax.testing.subject import Subject
@@ -170,6 +175,78 @@ def is_deterministic(subject: Subject) -> Iterator[str]:
         raise Skip("it decided none of the kit's questions, so there is nothing to compare")
 
 
+CONSTANT = "4"
+"""The answer a constant policy gives to every question."""
+ASKED = (("What is 2 + 2?", True), ("What is 3 + 5?", False), ("What is 9 - 4?", False))
+"""The questions the constant answers, and whether it is right for each."""
+
+
+def answered(question: str, answer: str, right: bool) -> Trajectory:
+    """A finished, unjudged one-step episode: `question` answered `answer`, rewarded 1 where `right` (so a
+    judge of the rewards is right too), else 0."""
+    return attrs.evolve(
+        sample_trajectory(),
+        task_id=question,
+        steps=(Step(observation=question, action=answer, reward=float(right), terminated=True),),
+        final_observation=None,
+    )
+
+
+def constant_not_rewarded(subject: Subject) -> Iterator[str]:
+    """One answer (``"4"``) given to every question passes where it is right and nowhere else: a judge that a
+    constant answer satisfies (an LLM judge that passes whatever it is shown) lets a cheap policy score."""
+    judge = subject.instance()
+    verdicts = [
+        (q, right, _ask(_bind(judge.judge_trajectory, answered(q, CONSTANT, right), None))) for q, right in ASKED
+    ]
+    decided = [(q, right, got) for q, right, got in verdicts if isinstance(got, Judgment)]
+    if not decided:
+        raise Skip("it decided none of the constant answer's episodes (see judge/returns-judgments)")
+    rights = [got.score for _q, right, got in decided if right]
+    for question, right, got in decided:
+        said = f"The constant answer {CONSTANT!r} to {question!r}"
+        if right and got.passed is False:
+            yield f"{said} (right) did not pass."
+        if not right and got.passed:
+            yield f"{said} (wrong) passed: a policy answering {CONSTANT!r} to everything would score."
+        if not right and rights and got.score >= rights[0]:
+            yield f"{said} (wrong) scored {got.score:g}, not below the right one's {rights[0]:g}."
+
+
+UNREADABLE = "I would rather not say."
+"""What the kit's judging model replies: no verdict in any form."""
+
+
+def unreadable_verdict_classified(subject: Subject) -> Iterator[str]:
+    """A judging model's reply that states no verdict is a one-sentence `VerifierFailure` with the reply kept
+    among the calls, never a score. The kit serves that model itself, on loopback, and builds the judge
+    pointed at it (``model=openai:kit``, ``base_url=...``, beside the options given)."""
+    from nenyax.testing.model_server import ScriptedModelServer
+
+    async def scenario() -> list[str]:
+        async with ScriptedModelServer(lambda _messages: UNREADABLE) as server:
+            options = {**subject.options, "model": "openai:kit", "base_url": server.base_url}
+            judge = subject.registry.create("judge", subject.name, **options)
+            calls: list[Any] = []
+            try:
+                got = await judge.ajudge_trajectory(sample_trajectory(), None, calls)
+            except VerifierFailure as exc:
+                problems = [] if _one_sentence(str(exc)) else [f"Its VerifierFailure {str(exc)!r} is not one sentence."]
+                replies = [c.response.get("content") for c in calls]
+                if UNREADABLE not in replies:
+                    problems.append(f"The unreadable reply was not kept among the calls (they hold {replies!r:.80}).")
+                return problems
+            except Exception as exc:  # noqa: BLE001 - anything but a VerifierFailure is the finding
+                return [f"A reply without a verdict raised {type(exc).__name__} ({exc}); it is a VerifierFailure."]
+            finally:
+                close = getattr(judge, "aclose", None)
+                if close is not None:
+                    await close()
+            return [f"A reply without a verdict ({UNREADABLE!r}) was judged {got!r:.80}; it is a VerifierFailure."]
+
+    yield from asyncio.run(scenario())
+
+
 JUDGE_CHECKS: tuple[Check, ...] = (
     Check(id="judge/returns-judgments", summary="what it decides is a Judgment", run=returns_judgments),
     Check(
@@ -184,5 +261,17 @@ JUDGE_CHECKS: tuple[Check, ...] = (
         run=bad_reference_is_clear,
     ),
     Check(id="judge/is-deterministic", summary="the same input gets the same verdict", run=is_deterministic),
+    Check(
+        id="judge/constant-not-rewarded",
+        summary="one answer to everything passes only where right",
+        run=constant_not_rewarded,
+        requires=("trajectory",),
+    ),
+    Check(
+        id="judge/unreadable-verdict-classified",
+        summary="a model reply without a verdict is a VerifierFailure",
+        run=unreadable_verdict_classified,
+        requires=("model",),
+    ),
 )
 """The judge kind's own checks, in the order they run (after `common_checks("judge")`)."""
