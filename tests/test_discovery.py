@@ -52,6 +52,7 @@ REQUIRED_OPTIONS = {
     ("provider", "openai"): {"api_key": "unused"},
     ("learner", "tinker"): {"model": "Qwen/Qwen3-8B"},
     ("judge", "llm"): {"rubric": "The answer is correct."},
+    ("judge", "llm-group"): {"rubric": "The answer is correct."},
 }
 
 
@@ -86,6 +87,7 @@ KIT_RUN_IN_CORE = {
     ("provider", "openai"),
     ("judge", "return"),
     ("judge", "llm"),
+    ("judge", "llm-group"),
     ("learner", "incontext"),
     ("exporter", "jsonl"),
 }

@@ -159,3 +159,26 @@ def test_the_replay_shows_each_verdict_apart(site, tmp_path):
     page = (tmp_path / "replay.html").read_text()
     assert '<ul id="verdicts">' in page
     assert "<b>parity</b>" in page
+
+
+def test_eval_with_a_group_judge_scores_each_group_s_episodes_against_each_other(site, tmp_path):
+    def smallest_wins(messages):
+        answers = re.findall(r"Answer (\d+):\n(.*?)\n\n", messages[-1]["content"], re.S)
+        return f"BEST: {min(answers, key=lambda found: found[1])[0]}"
+
+    with serving_in_thread(ScriptedModelServer(smallest_wins)) as server:
+        judge = f"llm-group?rubric=First in alphabetical order wins.&model=openai:s&base_url={server.base_url}"
+        done = nenyax(
+            site, "eval", "arith:add?size=4", "--policy", "random", "--tasks", "2", "--samples", "3",
+            "--judge", judge, "--score", "llm-group", "--out", str(tmp_path / "r"), "--json",
+        )  # fmt: skip
+        refused = nenyax(site, "check", "arith:add", "--judge", judge)
+    assert done.returncode == 0, done.stderr
+    groups: dict[str, list[float]] = {}
+    for trajectory in load_run(tmp_path / "r").trajectories:
+        groups.setdefault(trajectory.group_id, []).append(trajectory.judgment.score)
+    assert sorted(sorted(scores) for scores in groups.values()) == [[0.0, 0.0, 1.0]] * 2
+    assert json.loads(done.stdout)["mean"] == 1 / 3
+    assert refused.returncode == 2
+    assert "check plays its episodes one at a time" in refused.stderr
+    assert "Traceback" not in refused.stderr

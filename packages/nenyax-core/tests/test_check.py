@@ -486,3 +486,10 @@ def test_a_judge_check_refuses_mistakes_before_any_episode():
             registry=_registry(),
             judges=["nenyax_testsupport.fakes:answer_is_even", "nenyax_testsupport.fakes:short_reply"],
         )
+
+
+def test_a_group_judge_is_refused_by_check_in_one_sentence():
+    judge = "llm-group?rubric=x&model=openai:unused&base_url=http://127.0.0.1:9/v1"
+    with pytest.raises(UsageError, match="check plays its episodes one at a time") as refused:
+        check("arith:add", registry=_registry(), judges=[judge])
+    assert str(refused.value).count(". ") == 0

@@ -38,6 +38,9 @@ class Plugin:
             *fakes,
             PluginSpec(kind="judge", name="return", factory="nenyax.core.builtin_plugins.return_judge:ReturnJudge"),
             PluginSpec(kind="judge", name="llm", factory="nenyax.core.builtin_plugins.llm_judge:LLMJudge"),
+            PluginSpec(
+                kind="judge", name="llm-group", factory="nenyax.core.builtin_plugins.llm_group_judge:LLMGroupJudge"
+            ),
         ]
 
 
@@ -48,12 +51,13 @@ def outcomes(name, options=None):
 
 def test_the_kit_is_the_common_checks_and_the_judge_s_own():
     ids = [c.id for c in CHECKS["judge"]]
-    assert ids[-6:] == [
+    assert ids[-7:] == [
         "judge/returns-judgments",
         "judge/right-beats-wrong",
         "judge/bad-reference-is-clear",
         "judge/is-deterministic",
         "judge/constant-not-rewarded",
+        "judge/judges-the-group",
         "judge/unreadable-verdict-classified",
     ]
     assert "judge/factory-returns-judge" in ids  # a declared capability with its methods: proven there
@@ -67,6 +71,7 @@ def test_a_sound_answer_judge_passes_every_check():
         "judge/entry-point-named-after-distribution",
         "judge/no-namespace-init",
         "judge/constant-not-rewarded",  # an answer judge: right-beats-wrong asks it the same
+        "judge/judges-the-group",
         "judge/unreadable-verdict-classified",
     }
     assert {cid: o.verdict for cid, o in found.items() if cid not in skipped} == dict.fromkeys(
@@ -186,7 +191,34 @@ def test_the_pytest_suite_fails_on_a_broken_judge_with_the_check_s_id(pytester):
     )
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs")
     # Skipped: the entry-point check (an in-memory registry), no-namespace-init (a fake outside nenyax/), and
-    # the trajectory and model checks (an answer judge); failed: the one flaw.
-    result.assert_outcomes(passed=len(CHECKS["judge"]) - 5, failed=1, skipped=4)
+    # the trajectory, group and model checks (an answer judge); failed: the one flaw.
+    result.assert_outcomes(passed=len(CHECKS["judge"]) - 6, failed=1, skipped=5)
     result.stdout.fnmatch_lines(["*TestNoisy.test_conformance?judge/is-deterministic?*"])
     result.stdout.fnmatch_lines(["*judge/is-deterministic: judge('4', '4') judged twice gave*"])
+
+
+def group_calculator(messages):
+    """A judging model comparing a group: the first answer that is the sum it is shown is the best."""
+    import re
+
+    asked = messages[-1]["content"]
+    left, sign, right = re.search(r"Task:\n.*?(-?\d+)\s*([+-])\s*(-?\d+)", asked, re.S).groups()
+    value = str(int(left) + int(right) if sign == "+" else int(left) - int(right))
+    answers = re.findall(r"Answer (\d+):\n(.*?)\n\n", asked, re.S)
+    return f"BEST: {next((n for n, text in answers if text.strip() == value), answers[0][0])}"
+
+
+def test_core_s_llm_group_judge_passes_its_kit_against_a_scripted_model():
+    from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
+
+    with serving_in_thread(ScriptedModelServer(group_calculator)) as server:
+        options = {"rubric": "The answer is right.", "model": "openai:scripted", "base_url": server.base_url}
+        found = outcomes("llm-group", options)
+        # One that always names the first answer ranks the wrong "4" above the right "8": caught.
+        with serving_in_thread(ScriptedModelServer(lambda messages: "BEST: 1")) as first:
+            lazy = outcomes("llm-group", {**options, "base_url": first.base_url})
+    assert found["judge/judges-the-group"].verdict is Verdict.PASSED, found["judge/judges-the-group"].findings
+    assert [cid for cid, o in found.items() if not o.ok()] == []
+    caught = lazy["judge/judges-the-group"]
+    assert caught.verdict is Verdict.FAILED
+    assert "In the group, '4' scored 1, not below the right answer's 0." in [f.message for f in caught.findings]

@@ -9,6 +9,8 @@ passes every reference answer) on a known set of episodes.
 
 import asyncio
 import re
+import tempfile
+from pathlib import Path
 
 import attrs
 import pytest
@@ -252,3 +254,98 @@ def test_check_under_an_llm_judge_a_constant_satisfies_fails_the_audit_named():
     assert "a constant answer" in results["audited/reference-beats-floor"].evidence
     # The fresh interpreter built the llm judge too, and its verdicts, from the same server, matched.
     assert results["trainable/fresh-process"].outcome is Verdict.PASSED
+
+
+# ---------------------------------------------------------------- group judges
+
+
+def smallest_wins(messages):
+    """A scripted group judge: the answer first in alphabetical order is the best."""
+    answers = re.findall(r"Answer (\d+):\n(.*?)\n\n", messages[-1]["content"], re.S)
+    return f"Compared {len(answers)}.\nBEST: {min(answers, key=lambda found: found[1])[0]}"
+
+
+def _group_judge(server, extra=""):
+    return f"llm-group?rubric=The first answer in alphabetical order wins.&model=openai:scripted&base_url={server.base_url}{extra}"
+
+
+@pytest.mark.timeout(60)
+def test_a_group_judge_sees_each_whole_group_once_and_scores_it_relatively():
+    env = load("arith:add?size=6", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+
+    async def main():
+        async with ScriptedModelServer(smallest_wins) as server:
+            # concurrency=1: a finished episode waits for its group without keeping the others from playing.
+            groups = await asyncio.to_thread(
+                env.groups, "random", 2, n=3, concurrency=1, judges=[_group_judge(server)], score="llm-group"
+            )
+            return groups, server.requests
+
+    groups, requests = asyncio.run(main())
+    assert requests == 2  # one call per group, never one per episode
+    for group in groups:
+        answers = [t.steps[-1].action for t in group.trajectories]
+        assert len(set(answers)) == 3  # the random policy's samples differ
+        for trajectory in group.trajectories:
+            assert [v.label for v in trajectory.verdicts] == ["native", "llm-group"]
+            assert trajectory.score == float(trajectory.steps[-1].action == min(answers))  # --score llm-group
+            assert trajectory.judgment.components["native"] == 0.0
+        calls = [len(v.model_calls) for t in group.trajectories for v in t.verdicts]
+        assert sum(calls) == 1  # the group's one call, kept once
+
+
+def test_a_group_judge_that_fails_fails_its_whole_group_never_scoring_it():
+    env = load("arith:add?size=4", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+
+    async def main():
+        async with ScriptedModelServer(lambda m: "They all look good.") as server:
+            return await asyncio.to_thread(env.groups, "random", 1, n=2, judges=[_group_judge(server)])
+
+    (group,) = asyncio.run(main())
+    for trajectory in group.trajectories:
+        assert trajectory.status is Status.VERIFIER_ERROR
+        assert trajectory.judgment is None
+        assert "names no answer from BEST: 1 to BEST: 2" in trajectory.error
+    (call,) = [c for t in group.trajectories for v in t.verdicts for c in v.model_calls]
+    assert call.response["content"] == "They all look good."  # the unreadable reply, kept
+
+
+def test_an_evaluation_with_a_group_judge_records_every_episode_once_judged():
+    env = load("arith:add?size=4", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+
+    async def main(out):
+        async with ScriptedModelServer(smallest_wins) as server:
+            return await asyncio.to_thread(
+                evaluate, env, "random", tasks=2, samples=4, out=out, judges=[_group_judge(server)], concurrency=2
+            )
+
+    with tempfile.TemporaryDirectory() as scratch:
+        asyncio.run(main(Path(scratch) / "run"))
+        run = load_run(Path(scratch) / "run")
+        assert len(run.trajectories) == 8
+        by_group = {}
+        for trajectory in run.trajectories:
+            by_group.setdefault(trajectory.group_id, []).append(trajectory.judgment.components["llm-group"])
+        assert len(by_group) == 2  # every episode written once, judged with its whole group
+        assert all(sorted(scores) == [0.0, 0.0, 0.0, 1.0] for scores in by_group.values())
+
+
+def test_a_recorded_run_judged_again_by_a_group_judge_is_judged_by_its_recorded_groups(tmp_path):
+    env = load("arith:add?size=4", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+    evaluate(env, "random", tasks=2, samples=3, out=tmp_path / "played")
+
+    async def main():
+        async with ScriptedModelServer(smallest_wins) as server:
+            done = await rejudge_run(
+                tmp_path / "played", tmp_path / "judged", [_group_judge(server)], scoring="llm-group"
+            )
+            return done, server.requests
+
+    done, requests = asyncio.run(main())
+    assert requests == 2
+    groups = {}
+    for trajectory in done.trajectories:
+        groups.setdefault(trajectory.group_id, []).append(trajectory)
+    for group in groups.values():
+        answers = [t.steps[-1].action for t in group]
+        assert [t.score for t in group] == [float(a == min(answers)) for a in answers]

@@ -84,3 +84,36 @@ def test_judges_put_on_the_spec_make_the_reward(model_folder, tmp_path):
         assert (native.label, short.label) == ("native", "short_reply")
         assert trajectory.judgment.score == short.judgment.score
     assert sorted(out["nenyax_score"]) == sorted(t.judgment.score for t in recorded.values())
+
+
+def test_a_group_judge_scores_trl_s_copies_of_a_prompt_against_each_other(model_folder, tmp_path):
+    # The group judge's model is a scripted server on loopback (no real model names the best answer on cue):
+    # the answer first in alphabetical order wins. TRL's copies of one prompt are one group, judged once.
+    import re
+
+    from nenyax.testing.model_server import ScriptedModelServer, serving_in_thread
+
+    def smallest_wins(messages):
+        answers = re.findall(r"Answer (\d+):\n(.*?)\n\n", messages[-1]["content"], re.S)
+        return f"BEST: {min(answers, key=lambda found: found[1])[0]}"
+
+    with serving_in_thread(ScriptedModelServer(smallest_wins)) as server:
+        judge = (
+            f"llm-group?rubric=The first answer in alphabetical order wins.&model=openai:s&base_url={server.base_url}"
+        )
+        spec = NenyaxSpec(STEP, runs=tmp_path / "runs", judges=[judge], score="llm-group")
+        handed = recording(spec)
+        trainer = trainer_for(spec, model_folder, tmp_path, max_steps=1)
+        trainer.train()
+        asked = server.requests
+    (out,) = handed
+    recorded = list(read_trajectories(spec.run_dir / "trajectories.jsonl"))
+    groups: dict[str, list] = {}
+    for trajectory in recorded:
+        groups.setdefault(trajectory.group_id, []).append(trajectory)
+    assert asked == len(groups) > 0  # one call per group of copies, never one per episode
+    for group in groups.values():
+        judged = [t for t in group if t.judgment is not None and "llm-group" in t.judgment.components]
+        assert len(judged) == len(group) > 1
+        assert sorted(t.judgment.score for t in judged) == [0.0] * (len(group) - 1) + [1.0]
+    assert sorted(out["nenyax_score"]) == sorted(t.judgment.score for t in recorded)

@@ -89,6 +89,7 @@ KINDS: dict[str, Kind] = {
             capabilities={
                 "answer": "nenyax.core.plugins.judge:AnswerJudge",
                 "trajectory": "nenyax.core.plugins.judge:TrajectoryJudge",
+                "group": "nenyax.core.plugins.judge:GroupJudge",
                 "model": "nenyax.core.plugins.judge:ModelJudge",
             },
             needs_a_capability=True,

@@ -1,4 +1,5 @@
-"""Core's own entry-point module: the openai provider, return and llm judges, incontext learner, jsonl exporter."""
+"""Core's own entry-point module: the openai provider, return, llm and llm-group judges, incontext learner,
+jsonl exporter."""
 
 from nenyax.core.hookspecs import PluginSpec, hookimpl
 
@@ -29,6 +30,12 @@ def nenyax_register_judges() -> list[PluginSpec]:
             name="llm",
             factory="nenyax.core.builtin_plugins.llm_judge:LLMJudge",
             summary="a model (the embedded one by default) judges the answer under a rubric: PASS/FAIL or 0-10",
+        ),
+        PluginSpec(
+            kind="judge",
+            name="llm-group",
+            factory="nenyax.core.builtin_plugins.llm_group_judge:LLMGroupJudge",
+            summary="a model reads one task's group of answers together and names the best (relative, for GRPO)",
         ),
     ]
 

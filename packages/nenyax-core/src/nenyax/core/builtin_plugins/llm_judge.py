@@ -86,7 +86,7 @@ class LLMJudge:
 
     def messages(self, trajectory: Trajectory) -> list[dict[str, str]]:
         """What the judging model is asked: the rubric, the task, the answer, and the verdict's form."""
-        task, answer = _task_and_answer(trajectory)
+        task, answer = task_and_answer(trajectory)
         then = (
             f"Reply with {SCALES[self.scale].removeprefix('a last line ')} alone."
             if self.constrained
@@ -155,7 +155,7 @@ def _integer(name: str, value: str | int) -> int:
     return number
 
 
-def _task_and_answer(trajectory: Trajectory) -> tuple[str, str]:
+def task_and_answer(trajectory: Trajectory) -> tuple[str, str]:
     """The task as the policy was first shown it, and its last reply (or last action)."""
     messages = list(trajectory.messages)
     if not messages and trajectory.model_calls:

@@ -26,7 +26,7 @@ from nenyax.core.engine.sinks import JsonlSink
 from nenyax.core.errors import UnsupportedPolicyError
 
 if TYPE_CHECKING:
-    from nenyax.core.engine.judging import Judging
+    from nenyax.core.engine.judging import GroupBarrier, Judging
     from nenyax.core.engine.loader import EnvironmentSpec
 
 
@@ -85,7 +85,7 @@ class Environment(abc.ABC):
         sample: int = 0,
         timeout: float | None = None,
         observers: Iterable[Any] | Observers | None = None,
-        judges: Sequence[str] | Judging = (),
+        judges: Sequence[str] | Judging | GroupBarrier = (),
         score: str | None = None,
     ) -> Trajectory:
         """Play one episode with `policy` and return its judged trajectory.
@@ -127,7 +127,7 @@ class Environment(abc.ABC):
         *,
         timeout: float | None = None,
         observers: Iterable[Any] | Observers | None = None,
-        judges: Sequence[str] | Judging = (),
+        judges: Sequence[str] | Judging | GroupBarrier = (),
         score: str | None = None,
     ) -> Trajectory:
         """Synchronous `arollout`; also works inside a running event loop (Jupyter)."""
@@ -151,7 +151,7 @@ class Environment(abc.ABC):
         observers: Iterable[Any] | None = None,
         backend: str | Executor | None = None,
         workers: int | None = None,
-        judges: Sequence[str] | Judging = (),
+        judges: Sequence[str] | Judging | GroupBarrier = (),
         score: str | None = None,
     ) -> list[Trajectory]:
         """Run `n` episodes of each task with bounded concurrency, streaming each to `sink` as it finishes.
@@ -196,7 +196,7 @@ class Environment(abc.ABC):
         observers: Iterable[Any] | None = None,
         backend: str | Executor | None = None,
         workers: int | None = None,
-        judges: Sequence[str] | Judging = (),
+        judges: Sequence[str] | Judging | GroupBarrier = (),
         score: str | None = None,
     ) -> list[Trajectory]:
         """Synchronous `arollouts`."""
@@ -231,7 +231,7 @@ class Environment(abc.ABC):
         observers: Iterable[Any] | None = None,
         backend: str | Executor | None = None,
         workers: int | None = None,
-        judges: Sequence[str] | Judging = (),
+        judges: Sequence[str] | Judging | GroupBarrier = (),
         score: str | None = None,
     ) -> list[Group]:
         """`n` episodes of each task, as one `Group` per task (same task, same policy revision)."""

@@ -25,14 +25,16 @@ import asyncio
 import importlib
 import inspect
 import urllib.parse
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import attrs
 
 from nenyax.core.contract.failures import describe
 from nenyax.core.contract.trajectory import JudgeVerdict, Judgment, ModelCall, Status, Trajectory
 from nenyax.core.errors import UsageError, VerifierFailure, did_you_mean
+
+T = TypeVar("T")
 
 NATIVE = "native"
 """The label of the format's own verdict."""
@@ -188,10 +190,16 @@ def native_judgment(trajectory: Trajectory) -> Judgment | None:
 
 
 async def apply_judges(
-    trajectory: Trajectory, judges: Sequence[tuple[JudgeUse, Any]], scoring: Scoring, reference: Any = None
+    trajectory: Trajectory,
+    judges: Sequence[tuple[JudgeUse, Any]],
+    scoring: Scoring,
+    reference: Any = None,
+    *,
+    compose: bool = True,
 ) -> Trajectory:
     """`trajectory` judged again by `judges` (each a `JudgeUse` and the judge it built), its score as
-    `scoring` composes it; an episode the format did not judge ``ok`` is returned as it is."""
+    `scoring` composes it; an episode the format did not judge ``ok`` is returned as it is. Without
+    `compose` the verdicts are kept and the judgment stays the format's (group judges are still to come)."""
     native = native_judgment(trajectory)
     if native is None or trajectory.status is not Status.OK:
         return trajectory
@@ -199,22 +207,83 @@ async def apply_judges(
     verdicts = [JudgeVerdict(label=NATIVE, judge=native.judge, judgment=native)]
     for use, judge in judges:
         calls: list[ModelCall] = []
-        try:
-            async with asyncio.timeout(use.timeout):
-                judgment = await _ask(judge, seen, reference, calls)
-        except TimeoutError:
-            failure = f"The judge {use.label!r} did not decide within {use.timeout:g} s."
-        except Exception as exc:  # noqa: BLE001 - whatever a judge raises is the verifier's failure, never a score
-            failure = f"The judge {use.label!r} failed: {describe(exc)}"
-        else:
+        judgment, failure = await _decided(use, "judge", _ask(judge, seen, reference, calls))
+        if failure is None:
             verdicts.append(JudgeVerdict(label=use.label, judge=use.text, judgment=judgment, model_calls=tuple(calls)))
             continue
         verdicts.append(JudgeVerdict(label=use.label, judge=use.text, error=failure, model_calls=tuple(calls)))
         return attrs.evolve(
             trajectory, status=Status.VERIFIER_ERROR, judgment=None, error=failure, verdicts=tuple(verdicts)
         )
+    if not compose:
+        return attrs.evolve(trajectory, judgment=native, verdicts=tuple(verdicts))
     judged = {verdict.label: verdict.judgment for verdict in verdicts if verdict.judgment is not None}
     return attrs.evolve(trajectory, judgment=scoring.compose(judged), verdicts=tuple(verdicts))
+
+
+async def apply_group_judges(
+    group: Sequence[Trajectory], judges: Sequence[tuple[JudgeUse, Any]], scoring: Scoring, reference: Any = None
+) -> list[Trajectory]:
+    """The finished episodes of one task (each already through `apply_judges` without composing) judged
+    together by the group `judges`, each episode's score then composed by `scoring`. Only the episodes still
+    ``ok`` are the group; a group judge that fails makes each of them ``verifier_error``. A group judge's model
+    calls are kept on the group's first episode (one call judged them all)."""
+    out = list(group)
+    members = [i for i, t in enumerate(group) if t.status is Status.OK and native_judgment(t) is not None]
+    if not members:
+        return out
+    seen = [attrs.evolve(group[i], judgment=native_judgment(group[i]), verdicts=()) for i in members]
+    added: dict[int, list[JudgeVerdict]] = {i: [] for i in members}
+    for use, judge in judges:
+        calls: list[ModelCall] = []
+        judgments, failure = await _decided(use, "group judge", _ask_group(judge, seen, reference, calls))
+        if failure is None:
+            assert judgments is not None
+            for place, (i, judgment) in enumerate(zip(members, judgments, strict=True)):
+                kept = tuple(calls) if place == 0 else ()
+                added[i].append(JudgeVerdict(label=use.label, judge=use.text, judgment=judgment, model_calls=kept))
+            continue
+        for place, i in enumerate(members):
+            kept = tuple(calls) if place == 0 else ()
+            failed = JudgeVerdict(label=use.label, judge=use.text, error=failure, model_calls=kept)
+            out[i] = attrs.evolve(
+                out[i],
+                status=Status.VERIFIER_ERROR,
+                judgment=None,
+                error=failure,
+                verdicts=(*out[i].verdicts, *added[i], failed),
+            )
+        return out
+    for i in members:
+        verdicts = (*out[i].verdicts, *added[i])
+        judged = {verdict.label: verdict.judgment for verdict in verdicts if verdict.judgment is not None}
+        out[i] = attrs.evolve(out[i], judgment=scoring.compose(judged), verdicts=verdicts)
+    return out
+
+
+async def _decided(use: JudgeUse, what: str, asking: Awaitable[T]) -> tuple[T | None, str | None]:
+    """What `asking` (a judge's verdict) gave within the use's timeout, or the one sentence why it gave none:
+    whatever a judge raises is the verifier's failure, never a score."""
+    try:
+        async with asyncio.timeout(use.timeout):
+            return await asking, None
+    except TimeoutError:
+        return None, f"The {what} {use.label!r} did not decide within {use.timeout:g} s."
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        return None, f"The {what} {use.label!r} failed: {describe(exc)}"
+
+
+async def _ask_group(
+    judge: Any, trajectories: list[Trajectory], reference: Any, calls: list[ModelCall]
+) -> list[Judgment]:
+    """The group judge's verdicts, one `Judgment` per episode (its async method where it has one)."""
+    ask = getattr(judge, "ajudge_group", None)
+    found = await ask(trajectories, reference, calls) if ask is not None else judge.judge_group(trajectories, reference)
+    judgments = list(found) if isinstance(found, Sequence) else []
+    if len(judgments) != len(trajectories) or not all(isinstance(j, Judgment) for j in judgments):
+        msg = f"it returned {found!r:.80}, not one Judgment for each of the group's {len(trajectories)} episodes."
+        raise VerifierFailure(msg)
+    return judgments
 
 
 async def _ask(judge: Any, trajectory: Trajectory, reference: Any, calls: list[ModelCall]) -> Judgment:
@@ -241,6 +310,8 @@ class Judging:
     """What asked for the judges (each ``--judge``), so another process can build the same (`check`'s replay)."""
     score: str | None = None
     """What asked for the scoring (``--score``)."""
+    group_judges: list[tuple[JudgeUse, Any]] = attrs.Factory(list)
+    """The judges of a whole group (``group`` capability), applied once a group's episodes have all finished."""
 
     @classmethod
     def build(cls, texts: Sequence[str], score: str | None = None, registry: Any = None) -> Judging | None:
@@ -259,33 +330,118 @@ class Judging:
         uses = judge_uses(texts)
         scoring = Scoring.parse(score or NATIVE, [use.label for use in uses])
         registry = registry or default_registry()
-        judges = [
-            (
-                u,
-                python_judge(u)
-                if ":" in u.name
-                else interfaces.create(registry, "judge", u.name, u.options, needs=("trajectory",)),
+        judges, group = [], []
+        for use in uses:
+            judge = (
+                python_judge(use) if ":" in use.name else interfaces.create(registry, "judge", use.name, use.options)
             )
-            for u in uses
-        ]
-        return cls(judges=judges, scoring=scoring, texts=tuple(texts), score=score)
+            have = interfaces.declared(judge) or _methods(judge)  # a Python class may declare nothing
+            if "group" in have:
+                group.append((use, judge))
+            elif "trajectory" in have:
+                judges.append((use, judge))
+            else:
+                msg = (
+                    f"The judge {use.name!r} judges answers only; --judge needs one that judges an episode or a group."
+                )
+                raise UsageError(msg)
+        return cls(judges=judges, scoring=scoring, texts=tuple(texts), score=score, group_judges=group)
+
+    async def apply_each(self, trajectory: Trajectory) -> Trajectory:
+        """The finished episode judged by the judges of one episode; composed unless group judges are to come."""
+        return await apply_judges(trajectory, self.judges, self.scoring, compose=not self.group_judges)
+
+    async def apply_group(self, group: Sequence[Trajectory]) -> list[Trajectory]:
+        """The episodes of one task, each through `apply_each`, judged together by the group judges and composed."""
+        if not self.group_judges:
+            return list(group)
+        return await apply_group_judges(group, self.group_judges, self.scoring)
 
     async def apply(self, trajectory: Trajectory) -> Trajectory:
-        """The finished episode, judged by every judge and scored as stated."""
-        return await apply_judges(trajectory, self.judges, self.scoring)
+        """The finished episode, judged by every judge and scored as stated (a group judge sees it alone: a run
+        that plays groups holds them with `grouped`)."""
+        return (await self.apply_group([await self.apply_each(trajectory)]))[0]
+
+    def grouped(self, sizes: Mapping[str, int]) -> Judging | GroupBarrier:
+        """What judges one run's episodes: with group judges, a `GroupBarrier` over the run's groups (`sizes`: the
+        episodes of each group id); else these judges as they are."""
+        return GroupBarrier(self, dict(sizes)) if self.group_judges else self
 
     async def aclose(self) -> None:
         """Let each judge that holds connections (a judging model's) close them."""
-        for _use, judge in self.judges:
+        for _use, judge in [*self.judges, *self.group_judges]:
             close = getattr(judge, "aclose", None)
             if close is not None:
                 await close()
 
 
-def judging_of(judges: Sequence[str] | Judging, score: str | None) -> tuple[Judging | None, bool]:
+def _methods(judge: Any) -> frozenset[str]:
+    """The capabilities a judge that declares none has by its methods."""
+    found = {"group" for m in ("judge_group", "ajudge_group") if callable(getattr(judge, m, None))}
+    found |= {"trajectory" for m in ("judge_trajectory", "ajudge_trajectory") if callable(getattr(judge, m, None))}
+    return frozenset(found)
+
+
+class GroupBarrier:
+    """One run's judging when group judges are on: each finished episode waits, judged on its own, until every
+    episode of its group has finished; then the group is judged together and each gets its own back.
+
+    A run plays its groups' episodes with enough workers that a waiting episode never keeps a member of its own
+    group from starting (`nenyax.core.engine.runner.AsyncioPool`). A run that stops early (a user mistake, an
+    interrupt) calls `flush`: the groups then incomplete are judged as they stand, and later episodes alone."""
+
+    def __init__(self, judging: Judging, sizes: dict[str, int]) -> None:
+        self.judging, self.sizes = judging, sizes
+        self.largest = max(sizes.values(), default=1)
+        self._waiting: dict[str, list[tuple[Trajectory, asyncio.Future[Trajectory]]]] = {}
+        self._flushed = False
+
+    async def apply(self, trajectory: Trajectory) -> Trajectory:
+        """`trajectory` judged, once its whole group has finished."""
+        judged = await self.judging.apply_each(trajectory)
+        key = trajectory.group_id
+        if key is None or self.sizes.get(key, 1) <= 1 or self._flushed:
+            return (await self.judging.apply_group([judged]))[0]
+        waiting: asyncio.Future[Trajectory] = asyncio.get_running_loop().create_future()
+        bucket = self._waiting.setdefault(key, [])
+        bucket.append((judged, waiting))
+        if len(bucket) >= self.sizes[key]:
+            await self._judge(key)
+        return await waiting
+
+    async def _judge(self, key: str) -> None:
+        bucket = self._waiting.pop(key, [])
+        try:
+            done = await self.judging.apply_group([judged for judged, _ in bucket])
+        except BaseException as exc:
+            for _judged, waiting in bucket:
+                if not waiting.done():
+                    waiting.set_exception(exc)
+            raise
+        for (_judged, waiting), result in zip(bucket, done, strict=True):
+            if not waiting.done():
+                waiting.set_result(result)
+
+    def grouped(self, sizes: Mapping[str, int]) -> GroupBarrier:
+        """Already one run's: itself (its groups are the ones it was made for)."""
+        return self
+
+    async def flush(self) -> None:
+        """Judge the groups still incomplete as they stand (the run stopped before they finished)."""
+        self._flushed = True
+        for key in list(self._waiting):
+            await self._judge(key)
+
+    async def aclose(self) -> None:
+        """Nothing of its own: the judges are the `Judging`'s, closed by whoever built them."""
+
+
+def judging_of(
+    judges: Sequence[str] | Judging | GroupBarrier, score: str | None
+) -> tuple[Judging | GroupBarrier | None, bool]:
     """The judging `judges` asks for, and whether it was built here (so is closed here): judges already built
-    (`Judging.build`) are used as they are, their scoring with them."""
-    if isinstance(judges, Judging):
+    (`Judging.build`, or a run's `GroupBarrier`) are used as they are, their scoring with them."""
+    if isinstance(judges, Judging | GroupBarrier):
         if score is not None:
             msg = "Judges built with Judging.build carry their scoring: pass score= to Judging.build, not beside them."
             raise UsageError(msg)
@@ -304,8 +460,11 @@ def python_judge(use: JudgeUse) -> Any:
         raise UsageError(msg) from None
     if inspect.isclass(found):
         judge = found(**use.options)
-        if not callable(getattr(judge, "judge_trajectory", None)):
-            msg = f"--judge {use.text!r}: {use.name} has no judge_trajectory(trajectory, reference) method."
+        if not any(callable(getattr(judge, m, None)) for m in ("judge_trajectory", "judge_group", "ajudge_group")):
+            msg = (
+                f"--judge {use.text!r}: {use.name} has no judge_trajectory(trajectory, reference) method "
+                "(nor judge_group(trajectories, reference))."
+            )
             raise UsageError(msg)
         return judge
     if not callable(found):

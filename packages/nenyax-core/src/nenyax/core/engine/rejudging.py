@@ -62,10 +62,18 @@ async def rejudge_run(
 
     async def judged(trajectory: Trajectory) -> Trajectory:
         async with gate:
-            return await judging.apply(trajectory)
+            return await judging.apply_each(trajectory)
 
     try:
-        trajectories = tuple(await asyncio.gather(*(judged(t) for t in run.trajectories)))
+        each = list(await asyncio.gather(*(judged(t) for t in run.trajectories)))
+        # Then each recorded group (its group id; an episode without one is a group of one) by the group judges.
+        groups: dict[str, list[int]] = {}
+        for index, trajectory in enumerate(each):
+            groups.setdefault(trajectory.group_id or trajectory.id, []).append(index)
+        for indices in groups.values():
+            for index, done in zip(indices, await judging.apply_group([each[i] for i in indices]), strict=True):
+                each[index] = done
+        trajectories = tuple(each)
     finally:
         await judging.aclose()
     sink = JsonlSink(Path(out) / TRAJECTORIES)

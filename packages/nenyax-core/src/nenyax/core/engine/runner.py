@@ -12,8 +12,10 @@ runs, and its `EpisodeStarted` and `EpisodeEnded` events are published here, onc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
+from collections import Counter
 from collections.abc import Awaitable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -34,7 +36,7 @@ from nenyax.core.models.recorder import EpisodeRecorder
 
 if TYPE_CHECKING:
     from nenyax.core.engine.environment import Environment
-    from nenyax.core.engine.judging import Judging
+    from nenyax.core.engine.judging import GroupBarrier, Judging
 
 T = TypeVar("T")
 
@@ -112,17 +114,41 @@ async def run_episode(
     proxy: RecordingProxy | None = None,
     observers: Observers = NO_OBSERVERS,
     begun: tuple[EpisodeRecorder, float] | None = None,
-    judging: Judging | None = None,
+    judging: Judging | GroupBarrier | None = None,
+    gate: asyncio.Semaphore | None = None,
 ) -> Trajectory:
     """Play one episode of `env` with the resolved policy `pol`, in whatever mode `env` has.
 
     The episode starts and ends on `observers` here (`begun`: it has started already, with that
     recorder and start time). A user mistake raises and ends no episode; Ctrl-C ends it ``interrupted``.
-    `judging`'s judges judge the finished episode before it ends (`nenyax.core.engine.judging`).
+    `judging`'s judges judge the finished episode before it ends (`nenyax.core.engine.judging`). `gate`, where
+    given, is held while the episode plays and released before it is judged (a run whose finished episodes
+    wait for their group bounds the episodes playing with it, not the ones waiting).
     """
     check_seed(seed)
     check_task(task)
     check_timeout(timeout)
+    async with gate if gate is not None else contextlib.nullcontext():
+        trajectory = await _play(env, pol, task, seed, group_id, sample, timeout, proxy, observers, begun)
+    if judging is not None:
+        trajectory = await judging.apply(trajectory)
+    _end(observers, trajectory)
+    return trajectory
+
+
+async def _play(
+    env: Environment,
+    pol: Policy,
+    task: str | None,
+    seed: int | None,
+    group_id: str | None,
+    sample: int,
+    timeout: float | None,
+    proxy: RecordingProxy | None,
+    observers: Observers,
+    begun: tuple[EpisodeRecorder, float] | None,
+) -> Trajectory:
+    """The episode played and judged by its format, not yet ended on `observers` (see `run_episode`)."""
     if begun is None:
         begun = _begin(env, pol, observers, task=task, seed=seed, sample=sample, group_id=group_id)
     recorder, started = begun
@@ -155,9 +181,6 @@ async def run_episode(
     except EpisodeInterrupted as stopped:
         _end(observers, stopped.trajectory)  # what the episode had played is kept, marked interrupted
         raise
-    if judging is not None:
-        trajectory = await judging.apply(trajectory)
-    _end(observers, trajectory)
     return trajectory
 
 
@@ -180,7 +203,7 @@ def rollout_sync(
     seed: int | None,
     timeout: float | None,
     observers: Iterable[Any] | Observers | None = None,
-    judging: Judging | None = None,
+    judging: Judging | GroupBarrier | None = None,
 ) -> Trajectory:
     """`Environment.rollout`: without an event loop where the episode never waits on I/O (and no judge
     of `judging` may call a model)."""
@@ -233,7 +256,7 @@ async def run_many(
     observers: Iterable[Any] | None = None,
     backend: str | Executor | None = None,
     workers: int | None = None,
-    judging: Judging | None = None,
+    judging: Judging | GroupBarrier | None = None,
 ) -> list[Trajectory]:
     """Run `n` episodes per task, at most `concurrency` at once, writing each to `sink` as it finishes.
 
@@ -291,7 +314,7 @@ async def run_jobs(
     keep: bool = True,
     backend: str | Executor | None = None,
     workers: int | None = None,
-    judging: Judging | None = None,
+    judging: Judging | GroupBarrier | None = None,
 ) -> list[Trajectory]:
     """Play exactly these episodes, at most `concurrency` at once, writing each to `sink` as it finishes.
 
@@ -326,8 +349,16 @@ async def run_jobs(
     if judging is not None and executor.name != "asyncio":
         msg = f"Judges judge in this process: use the asyncio backend (the default), not {executor.name!r}."
         raise UsageError(msg)
+    # Group judges see a group once all of it has finished: this run's groups, by id, and their sizes.
+    sizes = Counter(job.group_id for job in jobs if job.group_id is not None)
     plan = Plan(
-        env=env, policy=pol, jobs=jobs, concurrency=concurrency, timeout=timeout, observers=watchers, judging=judging
+        env=env,
+        policy=pol,
+        jobs=jobs,
+        concurrency=concurrency,
+        timeout=timeout,
+        observers=watchers,
+        judging=judging.grouped(sizes) if judging is not None else None,
     )
     try:
         await executor.play(plan, trajectory_finished)
@@ -353,6 +384,12 @@ class AsyncioPool:
         env, pol, timeout = plan.env, plan.policy, plan.timeout
         pending = iter(enumerate(plan.jobs))
         failed: list[BaseException] = []
+        # A finished episode waiting for its group (a group judge's `GroupBarrier`) holds its worker: enough
+        # workers that a group's episodes all start, and a gate so that no more than `concurrency` play at once.
+        largest = getattr(plan.judging, "largest", 1)
+        count = min(max(plan.concurrency, largest), len(plan.jobs))
+        gate = asyncio.Semaphore(plan.concurrency) if count > plan.concurrency else None
+        flush = getattr(plan.judging, "flush", None)
         proxy = None if env.manifest.mode is Mode.STEP else await RecordingProxy().start()
 
         # A fixed pool of workers pulling from one iterator: no semaphore with thousands of waiters
@@ -372,9 +409,12 @@ class AsyncioPool:
                         proxy=proxy,
                         observers=plan.observers,  # every event, the sink's episode-ended first
                         judging=plan.judging,
+                        gate=gate,
                     )
                 except BaseException as exc:  # noqa: BLE001 - Ctrl-C included: its interrupted episode was published as it ended
                     failed.append(exc)
+                    if flush is not None and not isinstance(exc, asyncio.CancelledError):
+                        await flush()  # the groups now never completing are judged as they stand
                     return
                 on_trajectory(index, traj)
                 if index % 64 == 63:
@@ -383,7 +423,7 @@ class AsyncioPool:
                     await asyncio.sleep(0)
 
         try:
-            await asyncio.gather(*(worker() for _ in range(min(plan.concurrency, len(plan.jobs)))))
+            await asyncio.gather(*(worker() for _ in range(count)))
         finally:
             if proxy is not None:
                 await proxy.close()

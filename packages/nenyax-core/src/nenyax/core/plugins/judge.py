@@ -10,6 +10,9 @@ judges, and which has the method of each capability it declares:
   episode (a return over steps, an LLM judge reading the transcript). The trajectory is complete; a
   format's judge gets it unjudged (``judgment is None``), a judge put on beside it (``--judge``) with the
   format's own judgment.
+* ``group``, `GroupJudge.judge_group(trajectories, reference)`: judges the finished episodes of one task
+  together, relative to each other (put on with ``--judge``; the engine holds a group's episodes until all
+  have finished).
 * ``model``, `ModelJudge.ajudge_trajectory(trajectory, reference, calls)`: a trajectory judge that asks a
   model (``model=``, ``base_url=``), each call appended to `calls` and kept beside its verdict.
 
@@ -20,6 +23,7 @@ method raises `VerifierFailure` when it cannot decide; it never returns a made-u
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
@@ -36,6 +40,9 @@ class JudgeCapabilities:
     """It has ``judge(answer, reference)``: it judges one extracted answer."""
     trajectory: bool = False
     """It has ``judge_trajectory(trajectory, reference)``: it judges a whole finished episode."""
+    group: bool = False
+    """It has ``judge_group(trajectories, reference)``: it judges the finished episodes of one task together, each
+    relative to the others (GRPO's group), one `Judgment` per episode in their order."""
     model: bool = False
     """It asks a model for its verdict: its factory takes ``model=`` (``provider:model``) and ``base_url=`` (an
     OpenAI-compatible server), and ``ajudge_trajectory(trajectory, reference, calls)`` appends each call it makes
@@ -81,4 +88,14 @@ class ModelJudge(Protocol):
     async def ajudge_trajectory(self, trajectory: Trajectory, reference: Any, calls: list[ModelCall]) -> Judgment:
         """Judge `trajectory`, appending each model call to `calls`; a reply that states no verdict, or a call that
         fails, raises `VerifierFailure` (the calls made stay in `calls`)."""
+        ...
+
+
+@runtime_checkable
+class GroupJudge(Protocol):
+    """The ``group`` capability: judges the episodes of one task together (an async ``ajudge_group(trajectories,
+    reference, calls)`` is used instead where the judge has one, its model calls kept)."""
+
+    def judge_group(self, trajectories: Sequence[Trajectory], reference: Any) -> Sequence[Judgment]:
+        """One `Judgment` per episode of `trajectories`, in their order; `VerifierFailure` when it cannot decide."""
         ...

@@ -70,7 +70,7 @@ def _questions(
     judge = subject.instance()
     have = declared(judge)
     if not have & {"answer", "trajectory"}:
-        raise Skip("the judge declares neither 'answer' nor 'trajectory' (see judge/factory-returns-judge)")
+        raise Skip("the judge declares neither 'answer' nor 'trajectory' (a group judge: see judge/judges-the-group)")
     asked: list[Question] = []
     if "answer" in have:
         asked += [(f"judge({a!r}, {r!r})", _bind(judge.judge, a, r)) for r in references for a in answers]
@@ -213,6 +213,31 @@ def constant_not_rewarded(subject: Subject) -> Iterator[str]:
             yield f"{said} (wrong) scored {got.score:g}, not below the right one's {rights[0]:g}."
 
 
+GROUP_QUESTION = "What is 3 + 5?"
+GROUP_ANSWERS = ("4", "8", "I do not know")
+"""One task's group: a wrong number, the right one, and garbage (the right one second, so order counts)."""
+
+
+def judges_the_group(subject: Subject) -> Iterator[str]:
+    """A group of one task's episodes gets one `Judgment` per episode, in their order, the right answer scoring
+    above each wrong one; judged twice, the same verdicts."""
+    judge = subject.instance()
+    group = [answered(GROUP_QUESTION, answer, answer == "8") for answer in GROUP_ANSWERS]
+    first, again = (_ask(_bind(judge.judge_group, group, None)) for _ in range(2))
+    if isinstance(first, NenyaxError):
+        raise Skip(f"it did not decide the kit's group ({type(first).__name__}: {first})")
+    got = list(first) if isinstance(first, list | tuple) else []
+    if len(got) != len(group) or not all(isinstance(j, Judgment) for j in got):
+        yield f"judge_group(<{len(group)} episodes>, None) returned {first!r:.80}; it returns one Judgment each."
+        return
+    right = got[1].score
+    for answer, judgment in zip(GROUP_ANSWERS, got, strict=True):
+        if answer != "8" and judgment.score >= right:
+            yield f"In the group, {answer!r} scored {judgment.score:g}, not below the right answer's {right:g}."
+    if not isinstance(again, list | tuple) or [_verdict(j) for j in again] != [_verdict(j) for j in got]:
+        yield "The same group judged twice got other verdicts."
+
+
 UNREADABLE = "I would rather not say."
 """What the kit's judging model replies: no verdict in any form."""
 
@@ -266,6 +291,12 @@ JUDGE_CHECKS: tuple[Check, ...] = (
         summary="one answer to everything passes only where right",
         run=constant_not_rewarded,
         requires=("trajectory",),
+    ),
+    Check(
+        id="judge/judges-the-group",
+        summary="one verdict per episode of a group, the right one best",
+        run=judges_the_group,
+        requires=("group",),
     ),
     Check(
         id="judge/unreadable-verdict-classified",

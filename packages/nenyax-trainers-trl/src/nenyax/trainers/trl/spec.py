@@ -254,9 +254,19 @@ class NenyaxSpec:
         return reward
 
     async def _play(self, endpoint: Endpoint, tasks: list[str], *, step: int) -> list[Trajectory]:
-        return list(await asyncio.gather(*(self._episode(endpoint, task, f"trl-step-{step}:{task}") for task in tasks)))
+        groups = [f"trl-step-{step}:{task}" for task in tasks]  # TRL's copies of one prompt: one group
+        # A group judge sees each group once all of it has finished (the episodes all play at once here).
+        judging = self.judging.grouped(Counter(groups)) if self.judging is not None else None
+        return list(
+            await asyncio.gather(
+                *(
+                    self._episode(endpoint, task, group, judging=judging)
+                    for task, group in zip(tasks, groups, strict=True)
+                )
+            )
+        )
 
-    async def _episode(self, policy: Any, task: str, group_id: str, *observers: Any) -> Trajectory:
+    async def _episode(self, policy: Any, task: str, group_id: str, *observers: Any, judging: Any = None) -> Trajectory:
         """One episode of `task`, streamed to the run directory. Each episode of a task gets the next sample
         number (taken before anything is awaited, so in the order the episodes were asked for): the model's
         sampling is seeded from the episode (task, seed, sample), so the copies of one prompt in a group would
@@ -270,7 +280,7 @@ class NenyaxSpec:
             sample=sample,
             group_id=group_id,
             observers=[self._sink, *observers],
-            judges=self.judging or (),
+            judges=judging or self.judging or (),
         )
 
     def _task_of(self, prompt: Any) -> str:
