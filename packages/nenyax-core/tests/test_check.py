@@ -488,8 +488,12 @@ def test_a_judge_check_refuses_mistakes_before_any_episode():
         )
 
 
-def test_a_group_judge_is_refused_by_check_in_one_sentence():
+def test_under_a_group_judge_every_episode_is_alone_so_no_audit_is_earned():
+    # check plays episodes one at a time: each is a group of one, which llm-group scores 1 without asking its
+    # model (nothing listens at this address), so the floor is 1 and the audit fails, named. The CLI refuses it.
     judge = "llm-group?rubric=x&model=openai:unused&base_url=http://127.0.0.1:9/v1"
-    with pytest.raises(UsageError, match="check plays its episodes one at a time") as refused:
-        check("arith:add", registry=_registry(), judges=[judge])
-    assert str(refused.value).count(". ") == 0
+    report = check("arith:add?size=8", registry=_registry(), samples=4, judges=[judge])
+    floor = _result(report, "audited/reference-beats-floor")
+    assert floor.outcome is TierOutcome.FAILED
+    assert floor.evidence.startswith(f"Not discriminating under --judge {judge} (score: llm-group)")
+    assert report.tier is Tier.TRAINABLE

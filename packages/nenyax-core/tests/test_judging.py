@@ -198,14 +198,46 @@ def test_an_evaluation_with_judges_records_each_verdict_and_the_composed_score(t
     assert run.config.settings["score"] == "gate?on=native&then=llm"
 
 
-def test_judges_with_a_backend_elsewhere_or_a_score_without_judges_are_refused_before_the_run(tmp_path):
+def test_a_score_without_judges_is_refused_before_the_run(tmp_path):
     env = load("arith:add?size=2", registry=Registry.from_plugins(("arith", AdapterPlugin())))
-    with pytest.raises(UsageError, match="use the asyncio backend"):
-        evaluate(env, "reference", judges=["return"], backend="process", out=tmp_path / "a")
     with pytest.raises(UsageError, match="composes judges' verdicts: add them with --judge"):
         evaluate(env, "reference", score="sum?native=1", out=tmp_path / "b")
-    assert not (tmp_path / "a").exists()
     assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.timeout(120)
+def test_episodes_played_by_worker_processes_are_judged_here_groups_whole(tmp_path):
+    # Real worker processes play; the judges (a group judge's model on loopback included) judge in this process
+    # as each trajectory comes back, before the sink writes it.
+    env = load("arith:add?size=6", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+    judges = ["nenyax_testsupport.fakes:answer_is_even"]
+
+    async def main():
+        async with ScriptedModelServer(smallest_wins) as server:
+            return await asyncio.to_thread(
+                evaluate,
+                env,
+                "random",
+                tasks=3,
+                samples=3,
+                out=tmp_path / "run",
+                judges=[*judges, _group_judge(server)],
+                score="llm-group",
+                backend="process",
+                workers=2,
+            ), server.requests
+
+    _result, requests = asyncio.run(main())
+    run = load_run(tmp_path / "run")
+    assert len(run.trajectories) == 9
+    assert requests == 3  # each group judged once, whole, though its episodes came back from two processes
+    groups = {}
+    for trajectory in run.trajectories:
+        assert [v.label for v in trajectory.verdicts] == ["native", "answer_is_even", "llm-group"]
+        groups.setdefault(trajectory.group_id, []).append(trajectory)
+    for group in groups.values():
+        answers = [t.steps[-1].action for t in group]
+        assert [t.score for t in group] == [float(a == min(answers)) for a in answers]
 
 
 def _uses_text(run):

@@ -222,3 +222,27 @@ def test_an_address_connects_to_that_cluster_and_leaves_it_running(ray_instance,
     import ray
 
     assert ray.cluster_resources()["CPU"] == 2  # and the cluster it joined is still up
+
+
+def test_judges_judge_on_the_driver_each_trajectory_coming_back_from_ray(ray_instance, tmp_path):
+    # A function judge and a group of three whose episodes may come back from different actors: both judge
+    # here, before the sink writes, and a group is judged once it is whole.
+    env = _arith(6)
+    judges = ["nenyax_testsupport.fakes:answer_is_even", "nenyax_testsupport.fakes:FirstInOrder"]
+    there = env.rollouts("random", 2, n=3, sink=tmp_path / "there.jsonl", backend="ray", workers=2, judges=judges)
+    assert len(there) == 6
+    written = {t.id: t for t in read_trajectories(tmp_path / "there.jsonl")}
+    for trajectory in there:
+        assert [v.label for v in trajectory.verdicts] == ["native", "answer_is_even", "FirstInOrder"]
+        assert written[trajectory.id].verdicts == trajectory.verdicts  # judged before the sink wrote it
+    for group in _by_group(there):
+        answers = [t.steps[-1].action for t in group]
+        firsts = [t.judgment.components["FirstInOrder"] for t in group]
+        assert firsts == [float(a == min(answers)) for a in answers]
+
+
+def _by_group(trajectories):
+    members = {}
+    for t in trajectories:
+        members.setdefault(t.group_id, []).append(t)
+    return list(members.values())

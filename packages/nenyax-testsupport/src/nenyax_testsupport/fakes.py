@@ -745,6 +745,15 @@ def passed_natively(trajectory: Any) -> bool:
     return bool(trajectory.judgment is not None and trajectory.judgment.passed)
 
 
+class FirstInOrder:
+    """A group judge written in Python (`--judge nenyax_testsupport.fakes:FirstInOrder`): the answer first in
+    alphabetical order scores 1, the rest of its group 0."""
+
+    def judge_group(self, trajectories: Any, reference: Any) -> list[Judgment]:
+        answers = [str(t.steps[-1].action) if t.steps else "" for t in trajectories]
+        return [Judgment(score=float(a == min(answers)), judge="first-in-order") for a in answers]
+
+
 def not_a_verdict(trajectory: Any) -> str:
     """A judge function that returns something no judgment can be made of."""
     return "maybe"

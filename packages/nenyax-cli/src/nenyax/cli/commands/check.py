@@ -228,7 +228,14 @@ def check_command(
         endpoint.provider  # noqa: B018 - a missing or misconfigured provider fails here, before any check
     # An unknown judge or option, a --score naming none: refused here, before the check (whose refusals of a URI
     # forget the tier kept for `nenyax list`).
-    check_judging(judges, score)
+    judging = check_judging(judges, score)
+    if judging is not None and judging.group_judges:
+        (use, _judge), *_ = judging.group_judges
+        msg = (
+            f"check plays its episodes one at a time, and the group judge {use.label!r} scores an episode against "
+            "its group, so no tier can be measured under it; judge groups with eval --samples N or train."
+        )
+        raise UsageError(msg)
     sink = None
     made = None
     if save is not None:

@@ -160,7 +160,7 @@ class Environment(abc.ABC):
         every episode's events; the sink is written before they see an episode end. ``backend="process"``
         plays them on `workers` processes of this machine (default: one per CPU), each rebuilding this
         environment from `source`; the trajectories are the same, and only this process writes `sink`.
-        `judges` and `score` as `arollout`'s (this process only: the asyncio backend).
+        `judges` and `score` as `arollout`'s (they judge in this process, whatever the backend).
         """
         from nenyax.core.engine import runner
         from nenyax.core.engine.judging import judging_of

@@ -148,9 +148,6 @@ class Evaluation:
             run_dir = Path(out) if out is not None else default_run_path("runs", settings.uri)
         player = _player(settings, policy)
         judging = Judging.build(settings.judges, settings.score)  # a mistake: one sentence, no directory made
-        if judging is not None and executor.name != "asyncio":
-            msg = f"Judges judge in this process: use the asyncio backend (the default), not {executor.name!r}."
-            raise UsageError(msg)
         owns_env = env is None
         if env is None:
             env = load(settings.uri)

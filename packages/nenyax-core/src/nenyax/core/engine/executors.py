@@ -73,8 +73,9 @@ class Plan:
     timeout: float | None = None
     """Seconds each episode may take (status ``timeout`` past it)."""
     judging: Any = None
-    """The judges put on the environment (`nenyax.core.engine.judging.Judging`), or None: each finished episode
-    goes through them before it ends (an executor playing elsewhere refuses a plan with them)."""
+    """The judges put on the environment (`nenyax.core.engine.judging.Judging`, or a run's `GroupBarrier`), or
+    None: each finished episode goes through them before it ends. They judge in this process: an executor
+    playing elsewhere judges each trajectory as it comes back, before its events are published (`Dealer`)."""
     observers: Observers = NO_OBSERVERS
     """Who gets the episodes' events (the run's sink first). An executor playing in this process hands
     them to each episode, which publishes every event; one playing elsewhere publishes, in this process,
@@ -170,18 +171,23 @@ class Dealer:
         self.plan, self.on_trajectory = plan, on_trajectory
         self.failed: list[BaseException] = []
         self.interrupting = False
+        self.judging: set[asyncio.Task[None]] = set()
+        """Trajectories that came back and are being judged here (the plan's judges) before they are handed over."""
 
     async def run(self) -> None:
         """Play every job (see `Executor.play` for the contract)."""
         try:
             try:
                 await self.play()
+                await self._judged()
             except (asyncio.CancelledError, KeyboardInterrupt):
                 self.interrupting = True
                 await self.interrupt()
                 raise
         finally:
             await self.close()
+            if self.judging:  # stopped early: what came back is still judged and written, never dropped
+                await asyncio.shield(self._judged())
         self.settle()
         if self.failed:
             raise self.failed[0]
@@ -189,11 +195,38 @@ class Dealer:
             raise self.lost()
 
     def hand_over(self, index: int, trajectory: Trajectory) -> None:
-        """Hand a trajectory that came back (or was lost) over; a sink that fails stops the run, as in-process."""
+        """Hand a trajectory that came back (or was lost) over; a sink that fails stops the run, as in-process.
+        With judges on the plan it is judged here first (a task of this loop: a judge may call a model)."""
+        if self.plan.judging is None:
+            self._hand_over(index, trajectory)
+            return
+        task = asyncio.get_running_loop().create_task(self._judge(index, trajectory))
+        self.judging.add(task)
+        task.add_done_callback(self.judging.discard)
+
+    def _hand_over(self, index: int, trajectory: Trajectory) -> None:
         try:
             hand_over(self.plan, self.on_trajectory, index, trajectory)
         except BaseException as exc:  # noqa: BLE001 - the sink failed (a full disk): raised once the run stops
             self.fail(exc)
+
+    async def _judge(self, index: int, trajectory: Trajectory) -> None:
+        try:
+            judged = await self.plan.judging.apply(trajectory)
+        except BaseException as exc:  # noqa: BLE001 - judges fail as a trajectory's status; this is anything else
+            self.fail(exc)
+            return
+        self._hand_over(index, judged)
+
+    async def _judged(self) -> None:
+        """Wait for every trajectory being judged. Where the run did not play every job, the groups that will
+        never complete are judged as they stand (`GroupBarrier.flush`)."""
+        flush = getattr(self.plan.judging, "flush", None)
+        if flush is not None and (self.failed or self.interrupting or self.unplayed()):
+            await asyncio.sleep(0)  # the trajectories handed over last reach their group first
+            await flush()
+        while self.judging:
+            await asyncio.gather(*self.judging, return_exceptions=True)
 
     def fail(self, exc: BaseException) -> None:
         """Record a failure: no new episodes are dealt, and the first is raised when the run stops."""

@@ -326,7 +326,7 @@ async def run_jobs(
     `backend` picks where the episodes are played (`nenyax.core.engine.executors`: ``"asyncio"`` in
     this process, the default, or ``"process"`` on `workers` processes); the trajectories, the sink
     and the observers' episode events are the same whichever it is. `judging`'s judges judge each
-    finished episode before it is written (in this process: the asyncio backend only, for now).
+    finished episode before it is written, in this process whatever the backend.
     """
     executor = executor_for(backend, workers=workers)
     if not env.manifest.capabilities.concurrent_sessions:
@@ -346,9 +346,6 @@ async def run_jobs(
         if keep and traj.status is not Status.INTERRUPTED:
             results[index] = traj
 
-    if judging is not None and executor.name != "asyncio":
-        msg = f"Judges judge in this process: use the asyncio backend (the default), not {executor.name!r}."
-        raise UsageError(msg)
     # Group judges see a group once all of it has finished: this run's groups, by id, and their sizes.
     sizes = Counter(job.group_id for job in jobs if job.group_id is not None)
     plan = Plan(

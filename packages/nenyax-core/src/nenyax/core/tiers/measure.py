@@ -144,15 +144,7 @@ def check_judging(judges: Sequence[str], score: str | None) -> Judging | None:
             )
             raise UsageError(msg)
         score = labels[0]
-    judging = Judging.build(judges, score)
-    if judging is not None and judging.group_judges:
-        (use, _judge), *_ = judging.group_judges
-        msg = (
-            f"check plays its episodes one at a time, and the group judge {use.label!r} scores an episode against "
-            "its group, so no tier can be measured under it; judge groups with eval --samples N or train."
-        )
-        raise UsageError(msg)
-    return judging
+    return Judging.build(judges, score)
 
 
 def _model_name(model: Any) -> str | None:
