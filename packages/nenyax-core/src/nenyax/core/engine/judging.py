@@ -14,6 +14,11 @@ whose score `Scoring` composes, stated once in the same grammar:
 * ``gate?on=native&then=style``: ``then``'s score where ``on`` passed, else 0 ("the answer must be right
   before its style counts").
 
+A group judge (the ``group`` capability: core's ``llm-group``) judges the finished episodes of one task
+together, relative to each other. A run holds each finished episode, judged by the others, until its whole
+group has finished (`GroupBarrier`), then the group judge's verdicts come after the others' and each score
+is composed; a lone episode is a group of one.
+
 A judge that raises, times out or gives a verdict it cannot read makes the episode ``verifier_error``: no
 score (never 0), every verdict and model call kept. Only an episode the format judged ``ok`` is judged
 again: a policy's error keeps its 0, a failure its missing score.
