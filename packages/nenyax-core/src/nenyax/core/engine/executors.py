@@ -225,8 +225,10 @@ class Dealer:
         if flush is not None and (self.failed or self.interrupting or self.unplayed()):
             await asyncio.sleep(0)  # the trajectories handed over last reach their group first
             await flush()
-        while self.judging:
-            await asyncio.gather(*self.judging, return_exceptions=True)
+        # Waited on by what is still running: a finished task leaves the set by a callback the loop runs later,
+        # and gathering finished tasks does not yield to it (Python 3.12+), so a loop on the set would spin.
+        while running := [task for task in self.judging if not task.done()]:
+            await asyncio.wait(running)
 
     def fail(self, exc: BaseException) -> None:
         """Record a failure: no new episodes are dealt, and the first is raised when the run stops."""
