@@ -381,3 +381,36 @@ def test_a_recorded_run_judged_again_by_a_group_judge_is_judged_by_its_recorded_
     for group in groups.values():
         answers = [t.steps[-1].action for t in group]
         assert [t.score for t in group] == [float(a == min(answers)) for a in answers]
+
+
+@pytest.mark.timeout(30)
+def test_a_dealer_whose_trajectories_were_judged_at_once_finishes_its_run():
+    # The race CI met on Python 3.13: a judge that never suspends finishes before the dealer waits on it, its
+    # task's done callback still queued; waiting must yield to the loop, never spin on finished tasks.
+    from nenyax.core.engine.executors import Dealer, Job, Plan
+    from nenyax.core.engine.judging import Judging
+    from nenyax.core.engine.policies import as_policy
+
+    env = load("arith:add?size=2", registry=Registry.from_plugins(("arith", AdapterPlugin())))
+    handed = []
+
+    class AtOnce(Dealer):
+        async def play(self):
+            for index, task in enumerate(env.task_ids()):
+                self.hand_over(index, env.rollout("reference", task=task))
+            await asyncio.sleep(0)  # the judging tasks run to their end before this resumes
+
+        async def interrupt(self):
+            pass
+
+        async def close(self):
+            pass
+
+        def unplayed(self):
+            return 0
+
+    judging = Judging.build(["nenyax_testsupport.fakes:answer_is_even"])
+    plan = Plan(env=env, policy=as_policy("reference"), jobs=[Job(t, None, 0) for t in env.task_ids()], judging=judging)
+    asyncio.run(AtOnce(plan, lambda index, trajectory: handed.append(trajectory)).run())
+    assert len(handed) == 2
+    assert all([v.label for v in t.verdicts] == ["native", "answer_is_even"] for t in handed)
