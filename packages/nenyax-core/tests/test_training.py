@@ -30,6 +30,7 @@ from nenyax.core.engine.training import (
     split_tasks,
     train,
 )
+from nenyax.core.engine.rundirs import TRAJECTORIES
 from nenyax.core.errors import InfraFailure, UsageError
 from nenyax_testsupport.fakes import ArithEnvironment, SkillLearner, SkillPolicy
 
@@ -219,3 +220,25 @@ def test_judges_put_on_the_environment_decide_what_is_kept(env, tmp_path):
     assert learner.restored == [rounds[0].revision]
     heldout = [json.loads(line) for line in (tmp_path / HELDOUT).open()]
     assert {tuple(v["label"] for v in t["verdicts"]) for t in heldout} == {("native", "answered_wrong")}
+
+
+def test_a_group_judge_judges_each_training_group_whole(env, tmp_path):
+    # A group judge written in Python: the answer first in alphabetical order of its group scores 1. Every training
+    # group is judged once whole (the skill policy answers a task the same each time: ties, all 1); held-out
+    # episodes are each a group of one.
+    settings = attrs.evolve(SETTINGS, rounds=1, judges=("nenyax_testsupport.fakes:FirstInOrder",), score="native")
+    train(env, SkillLearner(step=3), tmp_path, settings)
+    played = [json.loads(line) for line in (tmp_path / TRAJECTORIES).open()]
+    assert len(played) == settings.group_size * settings.tasks_per_round
+    groups: dict[str, list[float]] = {}
+    for trajectory in played:
+        assert [v["label"] for v in trajectory["verdicts"]] == ["native", "FirstInOrder"]
+        groups.setdefault(trajectory["group_id"], []).append(trajectory["judgment"]["components"]["FirstInOrder"])
+        (grouped,) = [v for v in trajectory["verdicts"] if v["label"] == "FirstInOrder"]
+        assert grouped["judgment"]["feedback"] == f"judged in a group of {settings.group_size}"
+    assert len(groups) == settings.tasks_per_round
+    assert all(scores == [1.0] * settings.group_size for scores in groups.values())
+    heldout = [json.loads(line) for line in (tmp_path / HELDOUT).open()]
+    assert {v["judgment"]["feedback"] for t in heldout for v in t["verdicts"] if v["label"] == "FirstInOrder"} == {
+        "judged in a group of 1"
+    }

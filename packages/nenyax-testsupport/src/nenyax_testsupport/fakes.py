@@ -751,7 +751,8 @@ class FirstInOrder:
 
     def judge_group(self, trajectories: Any, reference: Any) -> list[Judgment]:
         answers = [str(t.steps[-1].action) if t.steps else "" for t in trajectories]
-        return [Judgment(score=float(a == min(answers)), judge="first-in-order") for a in answers]
+        said = f"judged in a group of {len(answers)}"
+        return [Judgment(score=float(a == min(answers)), feedback=said, judge="first-in-order") for a in answers]
 
 
 def not_a_verdict(trajectory: Any) -> str:
