@@ -19,6 +19,7 @@ from nenyax.core.builtin_plugins.incontext import Example, IncontextLearner, wit
 from nenyax.core.contract.manifest import Split
 from nenyax.core.contract.trajectory import Group, PolicyInfo, Status
 from nenyax.core.engine.environment import Environment
+from nenyax.core.engine.rundirs import TRAJECTORIES
 from nenyax.core.engine.training import (
     CHECKPOINTS,
     HELDOUT,
@@ -30,7 +31,6 @@ from nenyax.core.engine.training import (
     split_tasks,
     train,
 )
-from nenyax.core.engine.rundirs import TRAJECTORIES
 from nenyax.core.errors import InfraFailure, UsageError
 from nenyax_testsupport.fakes import ArithEnvironment, SkillLearner, SkillPolicy
 
