@@ -152,7 +152,8 @@ def test_the_replay_shows_each_verdict_apart(site, tmp_path):
     (native,) = [line for line in lines if line.startswith("native score")]
     (parity_line,) = [line for line in lines if line.startswith("parity score")]
     assert native == "native score 1 passed"  # the reference's answer is right
-    assert parity_line in ("parity score 1 passed", "parity score 0 not passed")
+    answer = int(next(lines[i + 1] for i, line in enumerate(lines) if line == "action"))
+    assert parity_line == ("parity score 1 passed" if answer % 2 == 0 else "parity score 0 not passed")
     assert any(
         line.startswith("llm?rubric=Even answers pass.") and line.endswith("1 judge model call(s)") for line in lines
     )
