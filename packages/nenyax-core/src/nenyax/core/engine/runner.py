@@ -12,7 +12,6 @@ runs, and its `EpisodeStarted` and `EpisodeEnded` events are published here, onc
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import time
 from collections import Counter
@@ -128,8 +127,11 @@ async def run_episode(
     check_seed(seed)
     check_task(task)
     check_timeout(timeout)
-    async with gate if gate is not None else contextlib.nullcontext():
+    if gate is None:  # the usual case, on the hot path: no context manager to enter
         trajectory = await _play(env, pol, task, seed, group_id, sample, timeout, proxy, observers, begun)
+    else:
+        async with gate:
+            trajectory = await _play(env, pol, task, seed, group_id, sample, timeout, proxy, observers, begun)
     if judging is not None:
         trajectory = await judging.apply(trajectory)
     _end(observers, trajectory)
