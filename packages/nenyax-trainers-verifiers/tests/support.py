@@ -1,0 +1,48 @@
+"""verifiers 0.4's own loader and episode runner on a Nenyax taskset, as ``vf-eval`` runs each episode:
+`vf.load_environment` over the env config, `env.serving()` (the interception server), `env.run_episode`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+import verifiers.v1 as vf
+
+from nenyax.trainers.verifiers import task_config
+
+KEY_VAR = "NENYAX_VERIFIERS_TEST_KEY"
+MAX_TOKENS = 16
+
+
+def environment(uri: str, **taskset: Any) -> Any:
+    """The verifiers env for `uri`, its seat in the local subprocess runtime (never the remote default)."""
+    config = vf.resolve_env_config(
+        {
+            "taskset": task_config(uri, **taskset),
+            "player": {
+                "runtime": {"type": "subprocess"},
+                "harness": {"id": "nenyax-verifiers"},
+            },
+        }
+    )
+    return vf.load_environment(config)
+
+
+def context(base_url: str) -> Any:
+    """The model context: the served model, greedy, short replies."""
+    os.environ.setdefault(KEY_VAR, "unused")
+    sampling = vf.Sampling(max_tokens=MAX_TOKENS, temperature=0.0)
+    return vf.ModelContext(
+        model="smollm2-135m", client=vf.EvalClientConfig(base_url=base_url, api_key_var=KEY_VAR), sampling=sampling
+    )
+
+
+def play(env: Any, task: Any, base_url: str) -> Any:
+    """One episode of `task`, run by verifiers' own `Env.run_episode` inside `Env.serving`."""
+
+    async def run() -> Any:
+        async with env.serving():
+            return await env.run_episode(task, context(base_url))
+
+    return asyncio.run(run())
