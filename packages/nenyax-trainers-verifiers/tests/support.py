@@ -15,14 +15,14 @@ KEY_VAR = "NENYAX_VERIFIERS_TEST_KEY"
 MAX_TOKENS = 16
 
 
-def environment(uri: str, **taskset: Any) -> Any:
+def environment(uri: str, retries: int = 6, **taskset: Any) -> Any:
     """The verifiers env for `uri`, its seat in the local subprocess runtime (never the remote default)."""
     config = vf.resolve_env_config(
         {
             "taskset": task_config(uri, **taskset),
             "player": {
                 "runtime": {"type": "subprocess"},
-                "harness": {"id": "nenyax-verifiers"},
+                "harness": {"id": "nenyax-verifiers", "model_retries": retries},
             },
         }
     )

@@ -7,7 +7,7 @@ harness that plays a rollout or task environment's episode in-process (`NenyaxHa
 
 from nenyax.trainers.verifiers._version import __version__
 from nenyax.trainers.verifiers.env import NenyaxEnv, NenyaxEnvConfig
-from nenyax.trainers.verifiers.harness import NenyaxHarness
+from nenyax.trainers.verifiers.harness import NenyaxHarness, NenyaxHarnessConfig
 from nenyax.trainers.verifiers.outcome import NenyaxEpisodeFailed
 from nenyax.trainers.verifiers.taskset import NenyaxConfig, NenyaxData, NenyaxTask, NenyaxTaskset, task_config
 
@@ -18,6 +18,7 @@ __all__ = [
     "NenyaxEnvConfig",
     "NenyaxEpisodeFailed",
     "NenyaxHarness",
+    "NenyaxHarnessConfig",
     "NenyaxTask",
     "NenyaxTaskset",
     "__version__",

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 import verifiers.v1 as vf
-
 from nenyax.core import InfraFailure, PolicyInfo, Status
 from nenyax.trainers.verifiers import outcome
 from nenyax.trainers.verifiers.taskset import NenyaxTask, environment
@@ -39,7 +38,10 @@ class SeatPolicy:
     async def act(self, turn: Any) -> str:
         new = [m for m in turn.messages[self.sent :] if m.get("role") != "assistant"]
         self.sent = len(turn.messages) + 1  # the reply is appended to the transcript after this returns
-        segment = await self.interaction.turn(new)
+        try:
+            segment = await self.interaction.turn(new)
+        except Exception as exc:  # verifiers' machinery or the model call: never the policy's reply
+            raise InfraFailure(f"The verifiers seat's turn failed: {type(exc).__name__}: {exc}") from exc
         if segment.terminated:
             trace = self.interaction.trace
             if trace.errors:  # the model call failed: not the policy's doing

@@ -20,26 +20,36 @@ from collections.abc import Iterator
 from typing import Any
 
 import verifiers.v1 as vf
-from verifiers.v1.dialects.chat import message_to_wire
-
 from nenyax.core import SAMPLING_KEYS, ChatRequest, Endpoint
 from nenyax.trainers.verifiers import outcome
 from nenyax.trainers.verifiers.taskset import environment
+from verifiers.v1.dialects.chat import message_to_wire
+
+
+class NenyaxHarnessConfig(vf.HarnessConfig):
+    """``--env.player.harness.*``."""
+
+    model_retries: int = 6
+    """How many times a failed model call is tried again (Nenyax's ``openai`` provider backs off between
+    tries); what still fails ends the episode ``infra_error``, with no reward."""
 
 
 @contextlib.contextmanager
-def _endpoint(ctx: Any, trace: Any, endpoint: str, secret: str) -> Iterator[Endpoint]:
+def _endpoint(ctx: Any, trace: Any, endpoint: str, secret: str, retries: int) -> Iterator[Endpoint]:
     """Nenyax's policy over the interception endpoint, with its per-rollout bearer token and the run's sampling."""
     key_var = f"NENYAX_VERIFIERS_KEY_{trace.id}"
     os.environ[key_var] = secret
     sampling = {k: v for k, v in ctx.sampling.model_dump(exclude_none=True).items() if k in SAMPLING_KEYS}
     try:
-        yield Endpoint(f"openai:{ctx.model}", base_url=endpoint, api_key_env=key_var, **sampling)
+        options = {"max_retries": retries}
+        yield Endpoint(
+            f"openai:{ctx.model}", base_url=endpoint, api_key_env=key_var, provider_options=options, **sampling
+        )
     finally:
         os.environ.pop(key_var, None)
 
 
-class NenyaxHarness(vf.Harness[vf.HarnessConfig]):
+class NenyaxHarness(vf.Harness[NenyaxHarnessConfig]):
     """One chat call per segment (step tasks), or the whole Nenyax episode (rollout and task), in-process."""
 
     APPENDS_SYSTEM_PROMPT = True
@@ -57,7 +67,7 @@ class NenyaxHarness(vf.Harness[vf.HarnessConfig]):
         mcp_urls: dict[str, str],
         data: Any,
     ) -> Any:
-        with _endpoint(ctx, trace, endpoint, secret) as policy:
+        with _endpoint(ctx, trace, endpoint, secret, self.config.model_retries) as policy:
             try:
                 if data.mode == "step":
                     system, prompt = self.resolve_prompt(data)
@@ -70,6 +80,9 @@ class NenyaxHarness(vf.Harness[vf.HarnessConfig]):
                 else:
                     trajectory = await environment(data.uri).arollout(policy, task=data.task_id, seed=data.seed)
                     trace.info[outcome.INFO_KEY] = outcome.summary(trajectory)
+                    # The episode's record is the authority on its calls' ids (a native loop that streams reaches
+                    # the interception as a relayed stream, whose parser keeps no ids).
+                    trace.info[outcome.CALLS_KEY] = outcome.recorded_token_ids(trajectory)
             finally:
                 await policy.aclose()
         return vf.ProgramResult(exit_code=0, stdout="", stderr="")

@@ -20,8 +20,7 @@ CALLS_KEY = "nenyax_token_ids"
 """The key of ``trace.info`` holding each model call's token ids and logprobs, as the server returned them."""
 
 
-
-class NenyaxEpisodeFailed(RuntimeError):  # noqa: N818 - verifiers records the class name as the error's type
+class NenyaxEpisodeFailed(RuntimeError):
     """The Nenyax episode failed for a reason that is not the policy's: there is no reward."""
 
 
@@ -85,3 +84,16 @@ def token_ids(raw: dict[str, Any] | None) -> dict[str, Any] | None:
         "completion_ids": list(completion),
         "logprobs": [float(item["logprob"]) for item in scored] or None,
     }
+
+
+def recorded_token_ids(trajectory: Trajectory) -> list[dict[str, Any]]:
+    """The ids and logprobs of each model call a Nenyax episode recorded (where the server returned them)."""
+    return [
+        {
+            "prompt_ids": list(call.prompt_token_ids),
+            "completion_ids": list(call.completion_token_ids),
+            "logprobs": None if call.logprobs is None else list(call.logprobs),
+        }
+        for call in trajectory.model_calls
+        if call.prompt_token_ids is not None and call.completion_token_ids is not None
+    ]

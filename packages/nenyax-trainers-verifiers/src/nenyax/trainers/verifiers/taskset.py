@@ -14,11 +14,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import verifiers.v1 as vf
-from verifiers.v1 import Response, Trace  # resolved at run time: verifiers reads the hooks' annotations
-
 from nenyax.core import Environment, UsageError, load
 from nenyax.trainers.verifiers import outcome
-
+from verifiers.v1 import Response, Trace  # resolved at run time: verifiers reads the hooks' annotations
 
 TASKSET_ID = "nenyax-verifiers"
 """The id verifiers loads the taskset by (``--env.taskset.id``): the top-level module ``nenyax_verifiers``."""
@@ -66,8 +64,9 @@ class NenyaxTask(vf.Task[NenyaxData]):
     @vf.intercept
     def keep_token_ids(self, response: Response, trace: Trace) -> None:
         """Keep the ids and logprobs the server returned with each reply (vLLM's ``return_token_ids`` shape,
-        ``nenyax serve-model``) on ``trace.info``: verifiers' eval client drops them."""
-        ids = outcome.token_ids(response.raw)
+        ``nenyax serve-model``) on ``trace.info``: verifiers' eval client drops them. Step mode only: in the other
+        modes `NenyaxHarness` copies them from the episode's own record."""
+        ids = outcome.token_ids(response.raw) if self.data.mode == "step" else None
         if ids is not None:
             trace.info.setdefault(outcome.CALLS_KEY, []).append(ids)
 
@@ -116,7 +115,9 @@ class NenyaxTaskset(vf.Taskset[NenyaxTask, NenyaxConfig]):
             data = NenyaxData(
                 id=task_id,
                 name=f"{config.uri}#{task_id}",
-                prompt=None,  # the environment speaks first: its session, loop or harness opens the exchange
+                # A step session speaks first (`NenyaxEnv` opens the exchange with it); a native loop or harness
+                # builds its prompt as it plays, so the run is opened with a line naming the task.
+                prompt=None if mode == "step" else f"Play task {task_id} of the Nenyax environment {config.uri}.",
                 uri=config.uri,
                 task_id=task_id,
                 seed=config.seed,
