@@ -11,12 +11,9 @@ import argparse
 import json
 import socket
 import sys
-from typing import TYPE_CHECKING
+from typing import Any
 
 from nenyax.core.errors import NenyaxError
-
-if TYPE_CHECKING:
-    from nenyax.trainers.nemo_gym.agent import NenyaxAgent
 
 
 def parser() -> argparse.ArgumentParser:
@@ -43,7 +40,7 @@ def free_port(host: str) -> int:
         return int(s.getsockname()[1])
 
 
-def agent_from(args: argparse.Namespace) -> NenyaxAgent:
+def agent_from(args: argparse.Namespace) -> Any:
     """The agent server the parsed command line describes (its environment loaded now, not at the first row)."""
     from nenyax.core import load
     from nenyax.trainers.nemo_gym.serve import agent_server

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import FastAPI
-from omegaconf import OmegaConf
-
-from nemo_gym.server_utils import BaseServerConfig, ServerClient
 from nenyax.core import Environment, load, task_rows
-from nenyax.trainers.nemo_gym.agent import SEED_KEY, TASK_KEY, NenyaxAgent, NenyaxAgentConfig
+from nenyax.trainers.nemo_gym.agent import classes
+from nenyax.trainers.nemo_gym.episode import SEED_KEY, TASK_KEY
 
 NAME = "nenyax_agent"
 """The server's default instance name: the `agent_ref.name` its rows carry."""
@@ -30,10 +27,15 @@ def agent_server(
     port: int = 8000,
     name: str = NAME,
     **settings: Any,
-) -> NenyaxAgent:
+) -> Any:
     """A `NenyaxAgent` serving `env` (a URI or a loaded environment) against the policy server."""
+    from omegaconf import OmegaConf
+
+    from nemo_gym.server_utils import BaseServerConfig, ServerClient
+
+    made = classes()
     uri = env if isinstance(env, str) else env.uri
-    config = NenyaxAgentConfig(
+    config = made["NenyaxAgentConfig"](
         name=name,
         host=host,
         port=port,
@@ -47,10 +49,10 @@ def agent_server(
     client = ServerClient(
         head_server_config=BaseServerConfig(host=host, port=port), global_config_dict=OmegaConf.create(instance)
     )
-    return NenyaxAgent(config=config, server_client=client, environment=None if isinstance(env, str) else env)
+    return made["NenyaxAgent"](config=config, server_client=client, environment=None if isinstance(env, str) else env)
 
 
-def app_of(agent: NenyaxAgent) -> FastAPI:
+def app_of(agent: Any) -> Any:
     """The agent's FastAPI app, set up as nemo-gym's `run_webserver` sets up a server's."""
     app = agent.setup_webserver()
     agent.setup_liveness(app)
