@@ -48,7 +48,7 @@ class SeatPolicy:
                 raise InfraFailure(f"The verifiers seat's run failed: {trace.errors[-1].message}")
             self.ended = f"verifiers ended the seat's run ({trace.stop_condition}) before the episode was over."
             raise SeatEnded(self.ended)
-        return segment.last_reply
+        return str(segment.last_reply)
 
 
 class NenyaxEnvConfig(vf.EnvConfig):
@@ -60,7 +60,7 @@ class NenyaxEnvConfig(vf.EnvConfig):
 class NenyaxEnv(vf.Env[NenyaxEnvConfig]):
     """A Nenyax environment's episode: the session plays the user (step mode), else one run of the seat."""
 
-    async def run(self, task: NenyaxTask, agents: Any) -> None:  # type: ignore[override]
+    async def run(self, task: NenyaxTask, agents: Any) -> None:
         if task.data.mode != "step":
             await agents.player.run(task)  # NenyaxHarness plays the episode and records its outcome
             return
