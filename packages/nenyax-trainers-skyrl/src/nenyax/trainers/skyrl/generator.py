@@ -45,7 +45,7 @@ SAMPLING = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k", "m
 """SkyRL's engine sampling keys (vLLM's) that the Endpoint passes on, by the name it takes them under."""
 
 
-class NenyaxGenerator(GeneratorInterface):  # type: ignore[misc]
+class NenyaxGenerator(GeneratorInterface):
     """Nenyax episodes as SkyRL's generator (see the module docstring).
 
     In a SkyRL entrypoint (a `BasePPOExp` subclass), ``get_generator(cfg, tokenizer, inference_engine_client)``
@@ -173,7 +173,7 @@ class NenyaxGenerator(GeneratorInterface):  # type: ignore[misc]
         metrics["generate/num_masked_instances"] = float(len(masked))
         if kept:
             metrics["generate/avg_score"] = sum(kept) / len(kept)
-        return GeneratorOutput(  # type: ignore[typeddict-item]
+        return GeneratorOutput(
             prompt_token_ids=out["prompt_token_ids"],
             response_ids=out["response_ids"],
             rewards=out["rewards"],

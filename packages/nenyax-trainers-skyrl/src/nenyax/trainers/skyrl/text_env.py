@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
-from typing import Any
+from typing import Any, NoReturn
 
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
@@ -97,7 +97,7 @@ def _abandon(episode: _Episode) -> None:
     _LOOP.submit(episode.end())
 
 
-class NenyaxTextEnv(BaseTextEnv):  # type: ignore[misc]
+class NenyaxTextEnv(BaseTextEnv):
     """A task of a Nenyax step environment, played one SkyRL turn at a time (see the module docstring).
 
     ``skyrl_gym.make("nenyax", env_config=..., extras={"nenyax_uri": URI, "nenyax_task": TASK_ID})``; the
@@ -126,7 +126,8 @@ class NenyaxTextEnv(BaseTextEnv):  # type: ignore[misc]
             raise UsageError(msg)
         self.env = env
         self.task = str(task)
-        self.seed = int(extras.get("nenyax_seed", config.get("seed", 0)))
+        seed = extras.get("nenyax_seed", config.get("seed"))
+        self.seed = 0 if seed is None else int(seed)
         self.sample = int(extras.get("nenyax_sample", 0))
         self.trajectory: Trajectory | None = None
         """The judged episode, once it is over."""
@@ -167,9 +168,9 @@ class NenyaxTextEnv(BaseTextEnv):  # type: ignore[misc]
                 observations=observations, reward=0.0, done=False, metadata={"nenyax_status": "running"}
             )
         self.trajectory = after
-        if not after.status.trainable or after.judgment is None:
-            self._failed(after)
         judgment = after.judgment
+        if not after.status.trainable or judgment is None:
+            self._failed(after)
         metadata = {
             "nenyax_status": after.status.value,
             "nenyax_score": judgment.score,
@@ -180,7 +181,7 @@ class NenyaxTextEnv(BaseTextEnv):  # type: ignore[misc]
         }
         return BaseTextEnvStepOutput(observations=[], reward=float(judgment.score), done=True, metadata=metadata)
 
-    def _failed(self, trajectory: Trajectory) -> None:
+    def _failed(self, trajectory: Trajectory) -> NoReturn:
         self.trajectory = trajectory
         why = f": {trajectory.error}" if trajectory.error else ""
         msg = (
