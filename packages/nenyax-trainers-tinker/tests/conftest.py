@@ -7,7 +7,7 @@ from nenyax.providers.local.provider import LocalProvider
 
 URI = "reasoning_gym:basic_arithmetic?size=2"
 RENDERER = "qwen3_instruct"
-"""The cookbook renderer for SmolLM2's chat format: plain ChatML, no thinking (checked in test_step_mode)."""
+"""The cookbook renderer for SmolLM2's chat format: plain ChatML, no thinking (checked in test_group_rollouts.py)."""
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,8 @@
-"""tinker-cookbook's own rollout code (`do_group_rollout`, `TinkerTokenCompleter`) on a Nenyax step environment.
+"""tinker-cookbook's own rollout code (`do_group_rollout`, `TinkerTokenCompleter`) on a Nenyax step environment,
+and `nenyax_group_rollout` (Nenyax's own loop) on the same environment, both sampled by the sampling client.
 
-The group is played by the cookbook: its token completer asks the sampling client (the embedded model, see
+One file: the lane runs files on two workers, and each worker would pay the imports and the model load again.
+With `do_group_rollout` the group is played by the cookbook: its token completer asks the sampling client (the embedded model, see
 embedded_sampler.py) for each reply, `EnvFromMessageEnv` parses it with the renderer, and the Nenyax session
 plays and judges it. The trajectory must hold exactly the ids and logprobs the client sampled, and the group
 reward must be the score Nenyax itself gives the same reply.
@@ -15,12 +17,13 @@ import pytest
 from conftest import RENDERER, URI
 from support import nenyax_score
 from tinker_cookbook.completers import TinkerTokenCompleter
+from tinker_cookbook.exceptions import AllTrajectoriesFailedError
 from tinker_cookbook.renderers import get_text_content
 from tinker_cookbook.rl.rollout_strategy import MinViableGroup
 from tinker_cookbook.rl.rollouts import do_group_rollout
 
 from nenyax.core import Status, load
-from nenyax.trainers.tinker import EpisodeFailed, NenyaxEnvGroupBuilder, NenyaxRLDatasetBuilder
+from nenyax.trainers.tinker import EpisodeFailed, NenyaxEnvGroupBuilder, NenyaxRLDatasetBuilder, nenyax_group_rollout
 from nenyax.trainers.tinker.builder import renderer
 
 
@@ -50,7 +53,7 @@ def test_do_group_rollout_trains_on_what_was_sampled(client, model_folder):
     assert pickle.loads(pickle.dumps(builder)) == builder  # only ids and strings: it travels to rollout workers
     assert builder.logging_tags() == ["nenyax", "reasoning_gym", "reasoning_gym:basic_arithmetic"]
 
-    policy = TinkerTokenCompleter(client, max_tokens=16, temperature=1.0)  # type: ignore[arg-type]
+    policy = TinkerTokenCompleter(client, max_tokens=12, temperature=1.0)  # type: ignore[arg-type]
     group = asyncio.run(do_group_rollout(builder, policy))
 
     assert len(group.trajectories_G) == 2
@@ -109,7 +112,7 @@ def test_an_infrastructure_failure_is_a_failed_trajectory_not_a_reward(client, m
 
     monkeypatch.setattr(session_class, "act", first_breaks)
     builder = NenyaxEnvGroupBuilder(URI, task, 2, seed=0, model_name=model_folder, renderer_name=RENDERER)
-    policy = TinkerTokenCompleter(client, max_tokens=8, temperature=1.0)  # type: ignore[arg-type]
+    policy = TinkerTokenCompleter(client, max_tokens=4, temperature=1.0)  # type: ignore[arg-type]
     with pytest.raises(EpisodeFailed) as failed:
         asyncio.run(do_group_rollout(builder, policy))
     assert failed.value.status is Status.ENV_ERROR
@@ -121,3 +124,35 @@ def test_an_infrastructure_failure_is_a_failed_trajectory_not_a_reward(client, m
     (trajectory,) = group.trajectories_G
     reply = get_text_content(renderer(model_folder, RENDERER).parse_response(trajectory.transitions[0].ac.tokens)[0])
     assert group.final_rewards_G == [nenyax_score(URI, task, 0, reply)]
+
+
+def test_group_rollout_is_what_was_sampled_and_judged(client, model_folder):
+    task = load(URI).task_ids()[1]
+    builder = NenyaxEnvGroupBuilder(URI, task, 2, seed=3, model_name=model_folder, renderer_name=RENDERER)
+    group = asyncio.run(nenyax_group_rollout(builder, client, max_tokens=8))
+
+    assert len(group.trajectories_G) == 2
+    assert not group.rollout_errors
+    assert sorted(client.sampled) == sorted(
+        (t.ob.to_ints(), t.ac.tokens, t.ac.logprobs)
+        for trajectory in group.trajectories_G
+        for t in trajectory.transitions
+    )
+    render = renderer(model_folder, RENDERER)
+    for trajectory, reward in zip(group.trajectories_G, group.final_rewards_G, strict=True):
+        (transition,) = trajectory.transitions
+        assert transition.episode_done
+        assert transition.reward == 0.0
+        assert len(transition.ac.tokens) <= 8
+        reply = get_text_content(render.parse_response(transition.ac.tokens)[0])
+        assert reward == nenyax_score(URI, task, 3, reply)
+
+
+def test_an_unreachable_service_is_no_reward(client, model_folder):
+    client.fail = ConnectionError("tinker is unreachable")
+    builder = NenyaxEnvGroupBuilder(
+        URI, load(URI).task_ids()[0], 2, seed=0, model_name=model_folder, renderer_name=RENDERER
+    )
+    with pytest.raises(AllTrajectoriesFailedError, match="nenyax_infra_error") as failed:
+        asyncio.run(nenyax_group_rollout(builder, client, max_tokens=8))
+    assert "unreachable" in str(failed.value)
