@@ -74,15 +74,16 @@ class Recorder:
         assert ready.wait(30)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def model_server() -> Iterator[ModelServer]:
+    """Started before the first test (autouse), read when a test first needs its URL."""
     server = ModelServer()
     try:
         yield server
     finally:
         server.process.send_signal(signal.SIGTERM)
         try:
-            server.process.wait(timeout=5)
+            server.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             server.process.kill()
             server.process.wait()
