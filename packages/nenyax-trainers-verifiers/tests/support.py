@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 from typing import Any
 
@@ -46,3 +47,17 @@ def play(env: Any, task: Any, base_url: str) -> Any:
             return await env.run_episode(task, context(base_url))
 
     return asyncio.run(run())
+
+
+def assert_token_ids(trace) -> None:
+    """Each model call of the trace kept the ids and logprobs the server sampled."""
+    calls = trace.info["nenyax_token_ids"]
+    assert calls
+    assert len(calls) == len(trace.calls) == trace.num_turns
+    for call in calls:
+        assert call["prompt_ids"]
+        assert 0 < len(call["completion_ids"]) <= MAX_TOKENS
+        assert len(call["logprobs"]) == len(call["completion_ids"])
+    # Each later prompt extends the one before (the same conversation, one turn longer).
+    for before, after in itertools.pairwise(calls):
+        assert after["prompt_ids"][: len(before["prompt_ids"])] == before["prompt_ids"]
