@@ -2,9 +2,9 @@
 and `nenyax_group_rollout` (Nenyax's own loop) on the same environment, both sampled by the sampling client.
 
 One file: the lane runs files on two workers, and each worker would pay the imports and the model load again.
-With `do_group_rollout` the group is played by the cookbook: its token completer asks the sampling client (the embedded model, see
-embedded_sampler.py) for each reply, `EnvFromMessageEnv` parses it with the renderer, and the Nenyax session
-plays and judges it. The trajectory must hold exactly the ids and logprobs the client sampled, and the group
+With `do_group_rollout` the group is played by the cookbook: its token completer asks the sampling client (the
+embedded model, see embedded_sampler.py) for each reply, `EnvFromMessageEnv` parses it with the renderer, and the
+Nenyax session plays and judges it. The trajectory must hold exactly the ids and logprobs the client sampled, and the group
 reward must be the score Nenyax itself gives the same reply.
 """
 
