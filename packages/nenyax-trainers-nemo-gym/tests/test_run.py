@@ -43,6 +43,10 @@ def test_an_episode_the_policy_server_failed_is_an_http_503_never_a_reward(env: 
         with pytest.raises(ClientResponseError) as refused:
             run_all(client, [{k: v for k, v in task[0].items() if k != "nenyax_task"}])
         assert refused.value.status == 422  # a row naming no task is the caller's mistake, before any episode
+        with pytest.raises(ClientResponseError) as unknown:
+            run_all(client, [task[0] | {"nenyax_task": "basic_arithmetic/nope"}])
+        assert unknown.value.status == 422  # so is a task the environment does not have (NeMo RL: a data failure)
+        assert b"is not a task of" in unknown.value.response_content
 
 
 def test_write_rows_writes_the_rows_the_agent_plays(tmp_path: Path) -> None:

@@ -95,7 +95,7 @@ def classes() -> dict[str, type]:
             settings = {name: getattr(self.config, name) for name in SETTINGS}
             try:
                 status, answer = await play(self.env, body.model_dump(), self._urls, settings)
-            except RowError as e:
+            except (RowError, UsageError) as e:  # no task, or one the environment does not have: the row's fault
                 raise HTTPException(status_code=422, detail=str(e)) from e
             if status != 200:
                 return JSONResponse(status_code=status, content=answer)
