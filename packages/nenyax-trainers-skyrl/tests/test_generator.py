@@ -9,6 +9,7 @@ import asyncio
 import pytest
 import skyrl_gym
 from skyrl.train.generators.base import GeneratorInput, GeneratorInterface, TrajectoryID
+from skyrl.train.utils.trainer_utils import validate_generator_output
 
 import nenyax.trainers.skyrl as bridge
 from nenyax.core import PolicyInfo, merged_samples, read_trajectories
@@ -40,6 +41,7 @@ def generates_the_recorded_ids(uri: str, engine_url: str, tokenizer, tmp_path, *
     given = batch(uri, limit=prompts)
     out = asyncio.run(generator.generate(given))
     n = len(given["prompts"])
+    validate_generator_output(n, out)  # SkyRL's own check, as its trainer runs it on every generated batch
     assert out["trajectory_ids"] == given["trajectory_ids"]
     for key in ("prompt_token_ids", "response_ids", "rewards", "loss_masks", "stop_reasons", "rollout_logprobs"):
         assert len(out[key]) == n, key
@@ -116,3 +118,4 @@ def test_an_infrastructure_failure_masks_its_group_never_a_reward_of_zero(engine
     assert all(any(m) for m in out["loss_masks"][:2])
     assert out["rollout_metrics"]["nenyax/status/infra_error"] == 1
     assert out["rollout_metrics"]["generate/num_masked_instances"] == 1
+    validate_generator_output(len(given["prompts"]), out)
