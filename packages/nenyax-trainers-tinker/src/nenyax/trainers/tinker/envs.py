@@ -87,12 +87,8 @@ class NenyaxMessageEnv(MessageEnv):
         text = get_text_content(message)
         self.transcript.append({"role": "assistant", "content": text})
         try:
-            action = session.parse_action(text)
-        except PolicyFailure as exc:
-            return self._end(Judgment(score=0.0, passed=False, feedback=str(exc), judge="nenyax:policy_error"))
-        try:
-            self.steps.append(await session.aact(action))
-        except PolicyFailure as exc:
+            self.steps.append(await session.aact(session.parse_action(text)))
+        except PolicyFailure as exc:  # a reply that is no action: the policy's fault, scored 0 as Nenyax scores it
             return self._end(Judgment(score=0.0, passed=False, feedback=str(exc), judge="nenyax:policy_error"))
         except Exception as exc:  # the environment's, the verifier's or a transport's: never a score
             raise _failure(exc) from exc
