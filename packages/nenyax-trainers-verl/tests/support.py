@@ -71,6 +71,7 @@ def verl_config(model_folder: Path) -> Any:
                 "actor_rollout_ref.rollout.calculate_log_probs=true",
                 f"actor_rollout_ref.rollout.agent.agent_loop_config_path={AGENT_LOOP_CONFIG}",
                 "data.max_prompt_length=512",
+                "data.filter_overlong_prompts=false",
                 f"data.max_response_length={RESPONSE_LENGTH}",
             ],
         )
@@ -93,6 +94,10 @@ def batch_of(uri: str, config: Any, tokenizer: Any, tmp_path: Path, *, repeat: i
     return batch.repeat(repeat_times=repeat, interleave=True)
 
 
+_LOOP = asyncio.new_event_loop()
+"""The worker's one event loop, as a verl worker has (the model's engine and the environments are bound to it)."""
+
+
 def generate(worker: Any, batch: Any) -> Any:
-    """verl's worker generates the batch (its ``generate_sequences``, on an event loop of the test's own)."""
-    return asyncio.run(worker.generate_sequences(batch))
+    """verl's worker generates the batch (its ``generate_sequences``, on the worker's event loop)."""
+    return _LOOP.run_until_complete(worker.generate_sequences(batch))

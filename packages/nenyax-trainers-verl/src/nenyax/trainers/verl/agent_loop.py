@@ -26,7 +26,13 @@ from nenyax.core import Endpoint, JsonlSink, TokenSample, Trajectory, load, merg
 from nenyax.core.errors import UsageError
 from nenyax.trainers.verl.provider import VerlServerProvider
 from nenyax.trainers.verl.rows import AGENT_NAME
-from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, _agent_loop_registry, register
+from verl.experimental.agent_loop.agent_loop import (
+    AgentLoopBase,
+    AgentLoopMetrics,
+    AgentLoopOutput,
+    _agent_loop_registry,
+    register,
+)
 
 POLICY = "policy"
 """The name verl's model is played under."""
@@ -119,11 +125,11 @@ class NenyaxAgentLoop(AgentLoopBase):
             "turn_scores": [],
             "tool_rewards": [],
         }
-        metrics = {"generate_sequences": seconds}
+        metrics = AgentLoopMetrics(generate_sequences=seconds)
         calls = len(trajectory.model_calls)
         if not trainable or first is None:
-            pad = self.tokenizer.pad_token_id
-            pad = self.tokenizer.eos_token_id if pad is None else pad
+            tokenizer: Any = self.tokenizer  # verl annotates it as the AutoTokenizer factory
+            pad = tokenizer.eos_token_id if tokenizer.pad_token_id is None else tokenizer.pad_token_id
             return AgentLoopOutput(
                 prompt_ids=[int(pad)],
                 response_ids=[int(pad)],
