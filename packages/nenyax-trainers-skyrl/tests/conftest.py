@@ -17,6 +17,10 @@ def engine_url():
     command = [sys.executable, "-m", "nenyax.cli", "serve-model", "--port", "0", "--json"]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        # While the engine loads its model: skyrl's generator and output-check modules (torch, ray) import.
+        import skyrl.train.generators.base
+        import skyrl.train.utils.trainer_utils  # noqa: F401
+
         line = server.stdout.readline()
         assert line, server.stderr.read()
         yield json.loads(line)["base_url"].rstrip("/").removesuffix("/v1")

@@ -8,8 +8,6 @@ import asyncio
 
 import pytest
 import skyrl_gym
-from skyrl.train.generators.base import GeneratorInput, GeneratorInterface, TrajectoryID
-from skyrl.train.utils.trainer_utils import validate_generator_output
 
 import nenyax.trainers.skyrl as bridge
 from nenyax.core import PolicyInfo, merged_samples, read_trajectories
@@ -20,8 +18,18 @@ ROLLOUT = "verifiers:nenyax.adapters.verifiers.demo:load_environment"
 SAMPLES_PER_PROMPT = 2
 
 
-def batch(uri: str, limit: int) -> GeneratorInput:
+def validate_generator_output(num_prompts, out):
+    """SkyRL's own check of a generated batch (imported here: skyrl, ray and torch are imported by the tests
+    that need them, while the engine starts, not by a worker that only collects this file)."""
+    from skyrl.train.utils.trainer_utils import validate_generator_output as validate
+
+    validate(num_prompts, out)
+
+
+def batch(uri: str, limit: int):
     """The rows of `uri` as SkyRL's trainer hands them to its generator: each repeated, one TrajectoryID each."""
+    from skyrl.train.generators.base import GeneratorInput, TrajectoryID
+
     rows = bridge.skyrl_rows(uri, limit=limit)
     repeated = [(i, r, row) for i, row in enumerate(rows) for r in range(SAMPLES_PER_PROMPT)]
     return GeneratorInput(
@@ -35,6 +43,8 @@ def batch(uri: str, limit: int) -> GeneratorInput:
 
 
 def generates_the_recorded_ids(uri: str, engine_url: str, tokenizer, tmp_path, *, prompts: int) -> None:
+    from skyrl.train.generators.base import GeneratorInterface
+
     generator = bridge.NenyaxGenerator(base_url=engine_url, runs=tmp_path / "runs")
     assert isinstance(generator, GeneratorInterface)
     assert generator.model == "local:smollm2-135m"  # the name the engine's /v1/models gives
@@ -47,9 +57,7 @@ def generates_the_recorded_ids(uri: str, engine_url: str, tokenizer, tmp_path, *
         assert len(out[key]) == n, key
     (run_dir,) = generator.run_dirs.values()
     recorded = {t.id: t for t in read_trajectories(run_dir / "trajectories.jsonl")}
-    assert [t.id for t in generator.trajectories] == list(recorded) or set(recorded) == {
-        t.id for t in generator.trajectories
-    }
+    assert set(recorded) == {t.id for t in generator.trajectories}
     for i, trajectory in enumerate(generator.trajectories):
         trajectory = recorded[trajectory.id]  # what was streamed to the run directory
         assert trajectory.status.value == "ok", trajectory.error

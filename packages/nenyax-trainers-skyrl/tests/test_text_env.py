@@ -79,3 +79,23 @@ def test_an_infrastructure_failure_is_raised_never_a_reward_of_zero(monkeypatch)
         env.step("3")
     assert env.trajectory.status.value == "infra_error"
     assert env.trajectory.judgment is None
+
+
+def test_an_env_skyrl_drops_unfinished_ends_its_episode():
+    # SkyRL's generator never calls close(): an episode it stopped (its length limit) must not wait forever.
+    import gc
+
+    from nenyax.trainers.skyrl import text_env
+
+    row = bridge.skyrl_rows(STEP, limit=1)[0]
+    env = skyrl_gym.make("nenyax", extras=row["env_extras"])
+    env.init(row["prompt"])
+    episode = env._episode
+    del env
+    gc.collect()
+
+    async def ended():
+        return await asyncio.wait_for(asyncio.shield(episode.played), timeout=30)
+
+    trajectory = text_env._LOOP.run(ended())
+    assert trajectory.status.value == "policy_error"  # ended as Nenyax ends a policy that stopped answering
