@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from nenyax.core.errors import InfraFailure, UsageError
+from nenyax.core.errors import InfraFailure, PolicyFailure, UsageError
 from nenyax.providers.local.token_server import TokenServerProvider
 
 PASSED = frozenset({"stop", "presence_penalty", "frequency_penalty"})
@@ -54,9 +54,9 @@ class VerlServerProvider(TokenServerProvider):
         if self._first_prompt is None:
             self._first_prompt = len(ids)
         left = self.response_length - (len(ids) - self._first_prompt)
-        if left < 1:
+        if left < 1:  # the policy's own length, as verl's tool loop ends an episode past it: never infrastructure
             msg = f"The episode used up verl's response_length ({self.response_length} tokens) before this call."
-            raise InfraFailure(msg)
+            raise PolicyFailure(msg)
         params = {k: v for k, v in sampling.items() if k in PASSED}
         params.update(self.sampling_params)
         params["logprobs"] = True  # what verl and Nenyax train on; verl's servers pop and translate it
