@@ -25,7 +25,7 @@ import urllib.request
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nenyax.core import (
     Endpoint,
@@ -39,7 +39,27 @@ from nenyax.core import (
 )
 from nenyax.core.errors import UsageError
 from nenyax.trainers.skyrl.text_env import environment
-from skyrl.train.generators.base import GeneratorInput, GeneratorInterface, GeneratorOutput, TrajectoryID
+
+_UNAVAILABLE: str | None = None
+"""Why SkyRL's generator interface does not import here (None: it does)."""
+
+
+def _skyrl_interface() -> tuple[type, str | None]:
+    """SkyRL's ``GeneratorInterface``, or a stand-in and the reason it does not import: skyrl is an extra, and
+    skyrl 0.3.0's generator module does not import below Python 3.12 (pydantic refuses a ``typing.TypedDict``
+    in ``skyrl/tinker/types.py``). This module imports either way; the generator says why in one sentence."""
+    try:
+        from skyrl.train.generators.base import GeneratorInterface
+    except Exception as exc:  # noqa: BLE001 - whatever stops it importing is the reason to give
+        said = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else ""
+        return object, f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+    return GeneratorInterface, None
+
+
+if TYPE_CHECKING:
+    from skyrl.train.generators.base import GeneratorInput, GeneratorInterface, GeneratorOutput, TrajectoryID
+else:
+    GeneratorInterface, _UNAVAILABLE = _skyrl_interface()
 
 SAMPLING = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k", "max_tokens": "max_tokens"}
 """SkyRL's engine sampling keys (vLLM's) that the Endpoint passes on, by the name it takes them under."""
@@ -70,6 +90,12 @@ class NenyaxGenerator(GeneratorInterface):
         ``nenyax_seed`` wins) and, where `runs` is set, streamed to a run directory under it (one per
         environment) that ``nenyax view`` and ``nenyax export`` read. `judges` and `score` as for
         ``Environment.arollout``."""
+        if _UNAVAILABLE is not None:
+            msg = (
+                f"NenyaxGenerator implements SkyRL's GeneratorInterface, which does not import here ({_UNAVAILABLE}); "
+                "install nenyax-trainers-skyrl[generator] on Python 3.12 or later."
+            )
+            raise UsageError(msg)
         if base_url is None:
             if inference_engine_client is None:
                 raise UsageError("Give NenyaxGenerator SkyRL's inference_engine_client or the engine's base_url.")
@@ -101,6 +127,8 @@ class NenyaxGenerator(GeneratorInterface):
         """One Nenyax episode per prompt, played concurrently; one row per prompt, in the input's order."""
         prompts = input_batch["prompts"]
         extras = input_batch.get("env_extras") or [{} for _ in prompts]
+        from skyrl.train.generators.base import TrajectoryID
+
         ids = input_batch.get("trajectory_ids") or [
             TrajectoryID(instance_id=str(i), repetition_id=0) for i in range(len(prompts))
         ]
@@ -173,16 +201,17 @@ class NenyaxGenerator(GeneratorInterface):
         metrics["generate/num_masked_instances"] = float(len(masked))
         if kept:
             metrics["generate/avg_score"] = sum(kept) / len(kept)
-        return GeneratorOutput(
-            prompt_token_ids=out["prompt_token_ids"],
-            response_ids=out["response_ids"],
-            rewards=out["rewards"],
-            loss_masks=out["loss_masks"],
-            stop_reasons=out["stop_reasons"],
-            rollout_metrics=metrics,
-            rollout_logprobs=out["rollout_logprobs"],
-            trajectory_ids=list(ids),
-        )
+        output: GeneratorOutput = {  # SkyRL's TypedDict: a plain dict at run time
+            "prompt_token_ids": out["prompt_token_ids"],
+            "response_ids": out["response_ids"],
+            "rewards": out["rewards"],
+            "loss_masks": out["loss_masks"],
+            "stop_reasons": out["stop_reasons"],
+            "rollout_metrics": metrics,
+            "rollout_logprobs": out["rollout_logprobs"],
+            "trajectory_ids": list(ids),
+        }
+        return output
 
 
 def _stop_reason(trajectory: Trajectory, sample: TokenSample) -> str:
