@@ -1,4 +1,5 @@
-"""``nenyax serve``: any Nenyax step-mode environment as a standard OpenEnv server.
+"""``nenyax serve``: any Nenyax environment as a standard OpenEnv server (step mode turn by turn; rollout
+and task mode loop-owning, the episode run server-side against a policy URL the client names: `loops`).
 
 from nenyax.server.openenv import serve
 serve("reasoning_gym:basic_arithmetic", port=8000)   # blocks until SIGTERM / SIGINT

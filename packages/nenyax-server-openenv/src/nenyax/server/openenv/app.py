@@ -12,8 +12,9 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from nenyax.core import StepEnvironment, load
+from nenyax.core import Environment, StepEnvironment, UsageError, load
 from nenyax.server.openenv import openapi, routes, tasks, ws
+from nenyax.server.openenv.loops import ServedLoop
 from nenyax.server.openenv.served import ServedEnvironment
 from nenyax.server.openenv.server import (
     DEFAULT_IDLE_TIMEOUT,
@@ -57,7 +58,7 @@ def build_app(server: Server) -> web.Application:
 
 @contextlib.asynccontextmanager
 async def running(
-    env: StepEnvironment,
+    env: Environment,
     host: str = "127.0.0.1",
     port: int = 0,
     *,
@@ -72,7 +73,7 @@ async def running(
     `reference` adds the oracle's action to each state (``reference``), for checking the server back with
     ``openenv:URL?reference=reference``; off by default, because every client can read the state.
     """
-    served = await ServedEnvironment.create(env, reference=reference)
+    served = await _served(env, reference)
     server = Server(served, max_sessions=max_sessions, idle_timeout=idle_timeout, max_frame_bytes=max_frame_bytes)
     runner = web.AppRunner(build_app(server), access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
     await runner.setup()
@@ -85,6 +86,16 @@ async def running(
         await runner.cleanup()
         if served._pool is not None:
             served._pool.shutdown(wait=True)
+
+
+async def _served(env: Environment, reference: bool) -> ServedEnvironment | ServedLoop:
+    """A step environment is served turn by turn; a rollout or task one loop-owning (`loops`)."""
+    if isinstance(env, StepEnvironment):
+        return await ServedEnvironment.create(env, reference=reference)
+    if reference:
+        msg = f"{env.uri} runs its own loop: there is no reference action per state to share."
+        raise UsageError(msg)
+    return ServedLoop(env)
 
 
 def _host(host: str) -> str:

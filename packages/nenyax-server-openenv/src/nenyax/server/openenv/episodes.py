@@ -71,6 +71,13 @@ def _reset_args(data: Any) -> dict[str, Any]:
     return {"seed": seed, "episode_id": episode_id, "task_id": task_id, "split": split, "index": index}
 
 
+def no_episode(over: str | None, reset: str = "a reset") -> WireError:
+    """The answer to a step with no episode to take it: one that ended with status `over`, or none started."""
+    if over is not None:
+        return WireError(VALIDATION_ERROR, f"The episode is over ({over}): send a reset to start the next one.")
+    return WireError(VALIDATION_ERROR, f"No episode in progress: send {reset} first.")
+
+
 class Episode:
     """The episode of one OpenEnv session (a WebSocket connection, an MCP session or one HTTP request)."""
 
@@ -179,12 +186,7 @@ class Episode:
         """Apply the action in `data`; the final step carries the judgment in its metadata."""
         session = self.session
         if session is None or self.done:
-            msg = (
-                f"The episode is over ({self.status}): send a reset to start the next one."
-                if self.done
-                else "No episode in progress: send a reset first."
-            )
-            raise WireError(VALIDATION_ERROR, msg)
+            raise no_episode(self.status if self.done else None)
         served = self.served
         field = served.field
         # The hot path (one known field, a well-typed value) is checked inline; `_action` does the rest.

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from nenyax.server.openenv.episodes import Episode
+from nenyax.server.openenv.loops import LoopEpisode, new_episode
 from nenyax.server.openenv.sessions import SessionTable, Slot
 from nenyax.server.openenv.wire import VALIDATION_ERROR, WireError, dumps
 
@@ -80,7 +81,7 @@ class Tools:
         """The tool list: MCP's ``inputSchema`` on /mcp, OpenEnv's ``input_schema`` in a list_tools observation."""
         return [{"name": t["name"], "description": t["description"], key: t["schema"]} for t in self.specs]
 
-    async def call(self, episode: Episode, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, episode: Episode | LoopEpisode, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Run tool `name` on `episode`; the payload is a reset/step result. Raises `WireError`."""
         if name == "observe":
             if not episode.started:
@@ -177,7 +178,7 @@ class McpHandler:
     async def run(self, name: str, arguments: dict[str, Any], slot: Slot | None) -> dict[str, Any]:
         """Run a tool on `slot`'s episode (taking turns with its other drivers), or on a one-call episode."""
         if slot is None:
-            episode = Episode(self.table.served)
+            episode = new_episode(self.table.served)
             try:
                 return await self.tools.call(episode, name, arguments)
             finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from nenyax.server.openenv._version import __version__
+from nenyax.server.openenv.loops import ServedLoop
 from nenyax.server.openenv.served import ServedEnvironment
 
 API_VERSION = "1.0.0"
@@ -36,7 +37,7 @@ def _op(
     return op
 
 
-def document(served: ServedEnvironment) -> dict[str, Any]:
+def document(served: ServedEnvironment | ServedLoop) -> dict[str, Any]:
     """The OpenAPI document for `served`."""
     result = {
         "type": "object",

@@ -13,12 +13,10 @@ from typing import Any
 
 from aiohttp import web
 
-from nenyax.server.openenv.episodes import Episode
+from nenyax.server.openenv.loops import new_episode, reset_keys
 from nenyax.server.openenv.mcp import PARSE_ERROR, error
 from nenyax.server.openenv.server import SERVER
 from nenyax.server.openenv.wire import VALIDATION_ERROR, WireError, dumps, error_item, loads
-
-_RESET_KEYS = ("seed", "episode_id", "task_id", "split", "index")
 
 
 def json(value: Any, status: int = 200) -> web.Response:
@@ -63,7 +61,7 @@ async def reset(request: web.Request) -> web.Response:
     body = await read_body(request, optional=True)
     if isinstance(body, web.Response):
         return body
-    episode = Episode(request.app[SERVER].served)
+    episode = new_episode(request.app[SERVER].served)
     try:
         return json(await episode.reset(body))
     except WireError as exc:
@@ -88,9 +86,10 @@ async def step(request: web.Request) -> web.Response:
         return _unprocessable(
             [error_item("greater_than", ("body", "timeout_s"), "Input should be greater than 0", timeout)]
         )
-    episode = Episode(request.app[SERVER].served)
+    served = request.app[SERVER].served
+    episode = new_episode(served)
     try:
-        await episode.reset({key: body[key] for key in _RESET_KEYS if key in body})
+        await episode.reset({key: body[key] for key in reset_keys(served) if key in body})
         return json(await episode.step(action))
     except WireError as exc:
         return _failure(exc, "action" if episode.started else "")
@@ -100,7 +99,7 @@ async def step(request: web.Request) -> web.Response:
 
 async def state(request: web.Request) -> web.Response:
     """``GET /state``: the state of a fresh, never-reset episode (HTTP holds no episode)."""
-    return json(Episode(request.app[SERVER].served).state())
+    return json(new_episode(request.app[SERVER].served).state())
 
 
 async def schema(request: web.Request) -> web.Response:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from nenyax.server.openenv._version import __version__
+from nenyax.server.openenv.loops import ServedLoop
 from nenyax.server.openenv.mcp import McpHandler, Tools
 from nenyax.server.openenv.served import ServedEnvironment
 from nenyax.server.openenv.sessions import SessionTable
@@ -19,7 +20,7 @@ class Server:
 
     def __init__(
         self,
-        served: ServedEnvironment,
+        served: ServedEnvironment | ServedLoop,
         *,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,

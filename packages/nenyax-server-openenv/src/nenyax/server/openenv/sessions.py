@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import WSMsgType
 
-from nenyax.server.openenv.episodes import Episode
+from nenyax.server.openenv.loops import ServedLoop, new_episode
 from nenyax.server.openenv.served import ServedEnvironment
 from nenyax.server.openenv.wire import CAPACITY_REACHED, SESSION_ERROR, WireError, error_frame
 
@@ -28,10 +28,10 @@ class Slot:
 
     __slots__ = ("busy", "episode", "id", "last_active", "lock", "pending_close", "shared", "ws")
 
-    def __init__(self, served: ServedEnvironment, ws: Any = None) -> None:
+    def __init__(self, served: ServedEnvironment | ServedLoop, ws: Any = None) -> None:
         """A fresh slot; `ws` is the WebSocket that owns or drives it, if any."""
         self.id = uuid.uuid4().hex
-        self.episode = Episode(served)
+        self.episode = new_episode(served)
         self.ws = ws
         self.last_active = time.monotonic()
         self.busy = 0
@@ -45,7 +45,7 @@ class Slot:
 class SessionTable:
     """At most `max_sessions` slots; a slot idle for `idle_timeout` seconds is closed."""
 
-    def __init__(self, served: ServedEnvironment, max_sessions: int, idle_timeout: float) -> None:
+    def __init__(self, served: ServedEnvironment | ServedLoop, max_sessions: int, idle_timeout: float) -> None:
         """Empty table; call `start` inside the running loop to begin reaping."""
         self.served = served
         self.max_sessions = max_sessions
