@@ -5,8 +5,6 @@ logprobs it answers are what the model sampled (its tokenizer's chat template, a
 from __future__ import annotations
 
 import asyncio
-import json
-import signal
 import subprocess
 import sys
 
@@ -15,21 +13,15 @@ import pytest
 import torch
 
 from nenyax.core import Endpoint, load
+from nenyax_testsupport.served_model import served_model
 
 MESSAGES = [{"role": "user", "content": "What is 2 + 3? Answer with a number."}]
 
 
 @pytest.fixture(scope="module")
 def served():
-    command = [sys.executable, "-m", "nenyax.cli", "serve-model", "--port", "0", "--json"]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = server.stdout.readline()
-        assert line, server.stderr.read()
-        yield json.loads(line)["base_url"]
-    finally:
-        server.send_signal(signal.SIGTERM)
-        assert server.wait(timeout=30) == 0
+    with served_model() as url:
+        yield url
 
 
 def test_the_openai_sdk_gets_the_ids_and_logprobs_the_model_sampled(served, engine):

@@ -3,30 +3,22 @@
 
 from __future__ import annotations
 
-import json
-import signal
-import subprocess
-import sys
-
 import pytest
+
+from nenyax_testsupport.served_model import served_model
+
+
+def _import_skyrl() -> None:
+    """skyrl's generator and output-check modules (torch, ray): imported while the engine loads its model."""
+    import skyrl.train.generators.base
+    import skyrl.train.utils.trainer_utils  # noqa: F401
 
 
 @pytest.fixture(scope="session")
 def engine_url():
     """The engine's URL as SkyRL's ``get_endpoint_url()`` gives it (without ``/v1``)."""
-    command = [sys.executable, "-m", "nenyax.cli", "serve-model", "--port", "0", "--json"]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        # While the engine loads its model: skyrl's generator and output-check modules (torch, ray) import.
-        import skyrl.train.generators.base
-        import skyrl.train.utils.trainer_utils  # noqa: F401
-
-        line = server.stdout.readline()
-        assert line, server.stderr.read()
-        yield json.loads(line)["base_url"].rstrip("/").removesuffix("/v1")
-    finally:
-        server.send_signal(signal.SIGTERM)
-        assert server.wait(timeout=30) == 0
+    with served_model(meanwhile=_import_skyrl) as url:
+        yield url.removesuffix("/v1")
 
 
 @pytest.fixture(scope="session")

@@ -3,22 +3,12 @@ and logprobs it sampled (vLLM's ``return_token_ids`` shape): what verifiers' run
 
 from __future__ import annotations
 
-import json
-import signal
-import subprocess
-import sys
-
 import pytest
+
+from nenyax_testsupport.served_model import served_model
 
 
 @pytest.fixture(scope="session")
 def served():
-    command = [sys.executable, "-m", "nenyax.cli", "serve-model", "--port", "0", "--json"]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = server.stdout.readline()
-        assert line, server.stderr.read()
-        yield json.loads(line)["base_url"]
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
+    with served_model() as url:
+        yield url

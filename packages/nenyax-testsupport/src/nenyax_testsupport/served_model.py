@@ -7,17 +7,21 @@ import json
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
 @contextmanager
-def served_model(*args: str, stop_timeout: float = 120) -> Iterator[str]:
+def served_model(*args: str, stop_timeout: float = 120, meanwhile: Callable[[], object] | None = None) -> Iterator[str]:
     """Start ``nenyax serve-model ARGS --port 0 --json``; yield its base URL (ending ``/v1``, no slash), and stop
-    it at the end, asserting it exited cleanly (`stop_timeout`: a call still being sampled finishes first)."""
+    it at the end, asserting it exited cleanly (`stop_timeout`: a call still being sampled finishes first).
+
+    `meanwhile` runs while the server loads its model (a test's own slow imports, say)."""
     command = [sys.executable, "-m", "nenyax.cli", "serve-model", *args, "--port", "0", "--json"]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        if meanwhile is not None:
+            meanwhile()
         line = server.stdout.readline() if server.stdout else ""
         if not line:
             raise AssertionError(f"nenyax serve-model did not start: {server.stderr.read() if server.stderr else ''}")
