@@ -1,4 +1,5 @@
-"""``nenyax serve URI``: any step-mode environment as a standard OpenEnv server (nenyax-server-openenv)."""
+"""``nenyax serve URI``: any environment as a standard OpenEnv server (nenyax-server-openenv); one that runs its own
+loop (rollout, task mode) is served loop-owning: its episodes run server-side against a policy URL the client names."""
 
 from __future__ import annotations
 
