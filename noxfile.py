@@ -190,11 +190,13 @@ def podman(session: nox.Session) -> None:
 
 @nenyax_session(python=PYTHON)
 def integration(session: nox.Session) -> None:
-    """Every distribution installed together, and the root tests/ suite."""
+    """Every distribution installed together (but those that say `integration = false`), and tests/."""
     host.ensure_debian(session, ["chromium", *debian(PACKAGES)])  # chromium: the HTML replay, in a real browser
     # Each shared distribution's test group too: the tier tables are measured with the adapters' test extras.
     extra = ["pytest>=8", "pytest-timeout", XDIST, "build", *shared_test_groups()]
-    _install_local(session, *PACKAGES, extra=extra)
+    # Less a distribution that says `integration = false`: its dependencies cannot be resolved with the shared
+    # test groups (a trainer bridge's pins), and tests/ does not use it.
+    _install_local(session, *(p for p in PACKAGES if declared(p).get("integration", True)), extra=extra)
     env = _env(session, **host.server_venvs(session, PACKAGES))
     session.run(*PYTEST, *WORKERS, "--durations=15", "tests", *session.posargs, env=env)
 

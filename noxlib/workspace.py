@@ -18,6 +18,8 @@ The keys (all optional):
   the test group), `requires` (added to it; first-party names install from source), `env` (variables set
   for pytest), `pytest` (arguments before the session's own), `server-venv` (replaces the package's
   `[tool.nenyax.server-venv]` for this session: another version of the upstream server).
+- `integration` (default true): false leaves it out of `integration` (its dependencies cannot be resolved
+  with the shared test groups there).
 - `beside` and `[tool.nenyax.cannot-share]`: what a user installs beside it, and the distributions it cannot
   share an environment with (the `together` session; noxlib/together.py).
 - `together-test`: one test of its suite that plays an episode, run in the `together` session with every
