@@ -26,6 +26,7 @@ URI_KEY, TASK_KEY, SEED_KEY = "nenyax_uri", "nenyax_task", "nenyax_seed"
 
 _environments: dict[str, Environment] = {}
 _sinks: dict[str, JsonlSink] = {}
+_task_sets: dict[str, frozenset[str]] = {}
 _plays: Counter[tuple[str, str]] = Counter()
 _in_flight: set[asyncio.Task[Trajectory]] = set()
 
@@ -55,6 +56,14 @@ def environment(uri: str) -> Environment:
     return env
 
 
+def _task_set(env: Environment) -> frozenset[str]:
+    """The environment's task ids, listed once (every episode checks its task against them)."""
+    tasks = _task_sets.get(env.uri)
+    if tasks is None:
+        tasks = _task_sets[env.uri] = frozenset(env.task_ids())
+    return tasks
+
+
 def _sink(env: Environment) -> JsonlSink:
     sink = _sinks.get(env.uri)
     if sink is None:
@@ -75,7 +84,7 @@ async def play(uri: str, task: str, seed: int, policy: Any, *, group_id: str | N
     Each episode of a task gets the next sample number (taken before anything is awaited): the policy's
     sampling is seeded from the episode, so the copies of one prompt miles samples would otherwise agree."""
     env = environment(uri)
-    if task not in env.task_ids():
+    if task not in _task_set(env):
         msg = f"Task {task!r} is not a task of {env.uri}.{did_you_mean(task, env.task_ids())}"
         raise UsageError(msg)
     sample = _plays[uri, task]
