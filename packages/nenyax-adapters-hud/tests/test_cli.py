@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from support import ARITHMETIC, HAIKU
 
+from nenyax.core.toolkit.cache import cache_root
+
 pytestmark = pytest.mark.hud
 
 NENYAX = [sys.executable, "-c", "from nenyax.cli.main import run; run()"]
@@ -17,7 +19,8 @@ NENYAX = [sys.executable, "-c", "from nenyax.cli.main import run; run()"]
 def _nenyax(*args, home=None, extra_env=None):
     env = {**os.environ, **(extra_env or {})}
     if home is not None:
-        env["HOME"] = str(home)
+        # A fresh home, but the machine's model cache: in a fresh one the GGUF is converted again (40 s).
+        env.update(HOME=str(home), NENYAX_CACHE_DIR=str(cache_root()))
     return subprocess.run([*NENYAX, *args], capture_output=True, text=True, timeout=280, env=env, check=False)
 
 
@@ -46,7 +49,12 @@ def test_nothing_is_sent_or_written_for_hud_even_with_a_key(tmp_path):
         "from hud.settings import settings\n"
         "print(traj.status.value, settings.api_key, settings.telemetry_enabled)\n"
     )
-    env = {**os.environ, "HOME": str(tmp_path), "HUD_API_KEY": "sk-hud-would-report"}
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "NENYAX_CACHE_DIR": str(cache_root()),
+        "HUD_API_KEY": "sk-hud-would-report",
+    }
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env, check=True
     )

@@ -9,6 +9,7 @@ import pytest
 from support import TASKS, task_uri
 
 from nenyax.core import BadURIError, InfraFailure, Status, UsageError, load
+from nenyax.core.toolkit.cache import cache_root
 from nenyax_testsupport.policies import Outage
 
 
@@ -57,7 +58,7 @@ def test_a_bundled_task_offline_is_an_infrastructure_failure_naming_what_it_coul
 
 @pytest.mark.lm_eval
 def test_a_blocked_download_exits_1_from_the_cli_with_one_sentence_and_no_reward(tmp_path):
-    env = {**os.environ, "HOME": str(tmp_path)}
+    env = {**os.environ, "HOME": str(tmp_path), "NENYAX_CACHE_DIR": str(cache_root())}  # the converted model kept
     done = subprocess.run(
         [sys.executable, "-c", "from nenyax.cli.main import run; run()", "try", "lm_eval:arithmetic_1dc", "--json"],
         capture_output=True,
