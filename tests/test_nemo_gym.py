@@ -28,7 +28,7 @@ def test_check_reaches_audited_on_nemo_gyms_own_servers(nemo_python, server):
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["tier"] == "audited"
-    assert report["manifest"]["format_version"] == "0.4.0"
+    assert report["manifest"]["format_version"] == "0.7.0"  # the default server venv (its pyproject)
 
 
 @pytest.mark.parametrize("server", ["mcqa", "reasoning_gym"])

@@ -35,7 +35,7 @@ def _serve(python, **how):
 
 @pytest.fixture(scope="session")
 def nemo_gym_version(nemo_python):
-    """The nemo-gym release the server interpreter has (0.4.0 in the default venv)."""
+    """The nemo-gym release the server interpreter has (0.7.0 in the default venv)."""
     code = "import importlib.metadata as m; print(m.version('nemo-gym'))"
     return subprocess.run([nemo_python, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
 

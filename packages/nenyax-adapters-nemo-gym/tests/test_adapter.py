@@ -293,7 +293,7 @@ def test_rollouts_run_concurrently_against_one_server(mcqa):
 
 
 def test_the_servers_are_the_nemo_gym_release_the_session_names(nemo_gym_version):
-    """The version lanes (nemo-gym-0.6, nemo-gym-0.7) name the release their server venv must hold
+    """A version lane (nemo-gym-0.6) names the release their server venv must hold
     (`NENYAX_NEMO_GYM_EXPECTED`); every other session, the one this package's server venv pins."""
     import tomllib
 
