@@ -73,6 +73,11 @@ BUILD_BACKEND = ["hatchling", "editables"]
 # suite: 221 s alone, 114 s on two).
 WORKERS = ["-n", os.environ.get("NENYAX_TEST_WORKERS", "2"), "--dist", "loadfile"]
 XDIST = "pytest-xdist>=3.6"
+# One OpenMP (torch) thread per process under those two workers: the two cores are already shared by two workers
+# and the servers they start, and GNU OpenMP's spinning threads lose 10-20x beside a busy process (the local
+# provider's README). providers-local's suite: 110 s with two threads each, 100 s with one. A lane that runs one
+# worker sets its own (`env` in its `[tool.nenyax.sessions.<name>]`).
+TEST_THREADS = {"OMP_NUM_THREADS": "1"}
 
 
 def nenyax_session(**options: object) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -135,7 +140,7 @@ def _run_tests(session: nox.Session, lane: Lane) -> None:
     extra = [*third_party(lane.group), "pytest-timeout", XDIST]
     _install_local(session, lane.package, *lane.siblings, extra=extra)
     replaced = {lane.package: lane.server_venv} if lane.server_venv else None
-    env = _env(session, **host.server_venvs(session, [lane.package], replaced), **lane.env)
+    env = _env(session, **TEST_THREADS, **host.server_venvs(session, [lane.package], replaced), **lane.env)
     session.chdir(PACKAGES[lane.package])
     session.run(*PYTEST, *WORKERS, *lane.pytest, *session.posargs, env=env)
 
@@ -197,7 +202,7 @@ def integration(session: nox.Session) -> None:
     # Less a distribution that says `integration = false`: its dependencies cannot be resolved with the shared
     # test groups (a trainer bridge's pins), and tests/ does not use it.
     _install_local(session, *(p for p in PACKAGES if declared(p).get("integration", True)), extra=extra)
-    env = _env(session, **host.server_venvs(session, PACKAGES))
+    env = _env(session, **TEST_THREADS, **host.server_venvs(session, PACKAGES))
     session.run(*PYTEST, *WORKERS, "--durations=15", "tests", *session.posargs, env=env)
 
 
@@ -237,12 +242,19 @@ def together(session: nox.Session) -> None:
 
     The pairs that cannot share an environment are declared, with their reasons (noxlib/together.py): the
     other side of each is left out, and each pair is resolved alone to say whether it still conflicts."""
+    from concurrent.futures import ThreadPoolExecutor
+
     products = published()
-    for pair in sharing.pairs(products):
+    pairs = sharing.pairs(products)
+
+    def resolved(pair: sharing.Pair) -> bool:
         both = [*sharing.requirements(pair.declared_by), *sharing.requirements(pair.other)]
-        ok, _ = sharing.resolves(TOGETHER_PYTHON, both, CONSTRAINTS)
-        state = "resolve together, but " if ok else "cannot be resolved together: "
-        session.log(f"{pair.declared_by} and {pair.other} {state}{pair.why}")
+        return sharing.resolves(TOGETHER_PYTHON, both, CONSTRAINTS)[0]
+
+    with ThreadPoolExecutor(max_workers=len(pairs) or 1) as pool:  # each a uv resolution of seconds, mostly waits
+        for pair, ok in zip(pairs, pool.map(resolved, pairs), strict=True):
+            state = "resolve together, but " if ok else "cannot be resolved together: "
+            session.log(f"{pair.declared_by} and {pair.other} {state}{pair.why}")
     held = sharing.sharing(products)
     host.ensure_debian(session, debian(held))
     # The tests' own helpers and runner too, for one episode of each adapter's suite (below).
@@ -250,9 +262,13 @@ def together(session: nox.Session) -> None:
     _install_local(session, *held, "nenyax-testsupport", extra=[*tools, *(r for p in held for r in sharing.beside(p))])
     if _install_only(session):
         return
-    modules = [module for package in held for module in _modules(package)]
-    # litellm (harbor's) fetches a price map from GitHub on import, retrying for seconds: its bundled copy serves.
-    session.run("python", "-P", str(IMPORT_MODULES), *modules, env={**ENV, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    # Every module in one environment, in two processes of every other distribution's (an import is one
+    # single-threaded process: one would leave a core idle for a minute). litellm (harbor's) fetches a price
+    # map from GitHub on import, retrying for seconds: its bundled copy serves.
+    halves = [[module for package in held[half::2] for module in _modules(package)] for half in (0, 1)]
+    imports = [[["python", "-P", str(IMPORT_MODULES), *modules]] for modules in halves]
+    if failed := host.run_chains(session, imports, {**ENV, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}):
+        session.error(f"Some modules did not import beside every other distribution ({len(failed)} of 2 halves).")
     session.run("nenyax", "plugins", "--json", env=_env(session), silent=True)
     # Importing is not playing (harbor loads terminus-2 only when a model plays): each adapter's chosen
     # episode test runs here, from its own folder (its conftest and pytest settings), and may not skip.
@@ -288,19 +304,21 @@ def wheels(session: nox.Session) -> None:
     folders = [str(out), *filter(None, os.environ.get("UV_FIND_LINKS", "").split(","))]
     links = [arg for folder in folders for arg in ("--find-links", folder)]
 
-    def bare_venv(name: str, *packages: str) -> tuple[Path, str]:
-        # A bare venv (no pip of its own), filled by uv from the built wheels and the index.
-        venv = Path(session.create_tmp()) / name
-        session.run("uv", "venv", "-q", "--clear", "--python", own_python, str(venv), external=True)
-        python = str(venv / "bin" / "python")
-        # Our wheels keep one version (0.1.0) while their code changes: uv would reuse the wheel it cached
-        # for a file of that name, an earlier build. Refreshed, each install takes the one built here.
-        refresh = [arg for name in products for arg in ("--refresh-package", name)]
-        install = ["uv", "pip", "install", "-q", "--python", python, *refresh, *links]
-        session.run(*install, *packages, *CONSTRAINTS, external=True)
-        return venv, python
+    # Our wheels keep one version (0.1.0) while their code changes: uv would reuse the wheel it cached for a
+    # file of that name, an earlier build. Refreshed, each install takes the one built here.
+    refresh = [arg for name in products for arg in ("--refresh-package", name)]
 
-    venv, _ = bare_venv("quickstart", *QUICKSTART)
+    def bare_venv(name: str, *packages: str) -> tuple[Path, list[list[str]]]:
+        """A bare venv (no pip of its own), filled by uv from the built wheels and the index: its folder and
+        the commands that make it."""
+        venv = Path(session.create_tmp()) / name
+        python = str(venv / "bin" / "python")
+        install = ["uv", "pip", "install", "-q", "--python", python, *refresh, *links, *packages, *CONSTRAINTS]
+        return venv, [["uv", "venv", "-q", "--clear", "--python", own_python, str(venv)], install]
+
+    venv, make = bare_venv("quickstart", *QUICKSTART)
+    for command in make:
+        session.run(*command, external=True)
     nenyax = str(venv / "bin" / "nenyax")
     session.run(nenyax, "plugins", "--json", env=_env(session), external=True)
     # The scaffold's templates are package data of the CLI's wheel: every kind renders from it.
@@ -310,10 +328,15 @@ def wheels(session: nox.Session) -> None:
     audited = ["check", "reasoning_gym:basic_arithmetic", "--require", "audited"]
     session.run(nenyax, *audited, env=_env(session), external=True)
     shutil.rmtree(venv, ignore_errors=True)
+    # Each wheel alone, two at a time (an import is one single-threaded process), each venv deleted after its
+    # imports: disk stays that of two venvs.
+    chains = []
     for package in products:
-        venv, python = bare_venv(f"alone-{package}", package)
-        session.run(python, "-P", str(IMPORT_MODULES), *_modules(package), env=ENV, external=True)
-        shutil.rmtree(venv, ignore_errors=True)  # the next one starts from nothing; disk stays that of one venv
+        venv, make = bare_venv(f"alone-{package}", package)
+        imports = [str(venv / "bin" / "python"), "-P", str(IMPORT_MODULES), *_modules(package)]
+        chains.append([*make, imports, ["rm", "-rf", str(venv)]])
+    if failed := host.run_chains(session, chains, ENV):
+        session.error(f"Alone, the wheel of {', '.join(products[i] for i in failed)} failed (output above).")
 
 
 # The direct dependencies the type checker reads types from; the heavy format libraries stay out (Any).

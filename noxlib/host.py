@@ -128,6 +128,44 @@ def server_venvs(
     return found
 
 
+def _session_env(session: nox.Session, env: dict[str, str]) -> dict[str, str]:
+    """os.environ plus `env`, with the session's virtualenv first on PATH (what `session.run` gives a command)."""
+    bin_dir = str(Path(session.virtualenv.location) / "bin")
+    full = {**os.environ, **env, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    full["VIRTUAL_ENV"] = str(session.virtualenv.location)
+    return full
+
+
+def run_chains(session: nox.Session, chains: list[list[list[str]]], env: dict[str, str], workers: int = 2) -> list[int]:
+    """Run each chain (commands run in order, stopping at the first that fails) `workers` chains at a time;
+    print each chain's commands and output in order; the indexes of the chains that failed.
+
+    For steps that are each one single-threaded process (imports, one pytest episode): two at a time keep
+    both cores busy where `session.run`, one at a time, left one idle."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    full = _session_env(session, env)
+
+    def run(chain: list[list[str]]) -> list[tuple[list[str], subprocess.CompletedProcess[str]]]:
+        done = []
+        for argv in chain:
+            done.append((argv, subprocess.run(argv, env=full, capture_output=True, text=True, check=False)))
+            if done[-1][1].returncode != 0:
+                break
+        return done
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(run, chains))
+    failed = []
+    for index, done in enumerate(results):
+        for argv, result in done:
+            session.log(" ".join(argv))
+            print(result.stdout + result.stderr, end="", flush=True)
+            if result.returncode != 0:
+                failed.append(index)
+    return failed
+
+
 def run_pytests(
     session: nox.Session, runs: list[tuple[Path, list[str]]], env: dict[str, str], workers: int = 2
 ) -> list[int]:
@@ -135,9 +173,8 @@ def run_pytests(
     folder (its conftest and settings); print each one's output in order; the indexes of those that failed."""
     from concurrent.futures import ThreadPoolExecutor
 
+    full = _session_env(session, env)
     bin_dir = str(Path(session.virtualenv.location) / "bin")
-    full = {**os.environ, **env, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-    full["VIRTUAL_ENV"] = str(session.virtualenv.location)
 
     def run(folder: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
         command = [str(Path(bin_dir) / argv[0]), *argv[1:]]
