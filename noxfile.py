@@ -73,11 +73,6 @@ BUILD_BACKEND = ["hatchling", "editables"]
 # suite: 221 s alone, 114 s on two).
 WORKERS = ["-n", os.environ.get("NENYAX_TEST_WORKERS", "2"), "--dist", "loadfile"]
 XDIST = "pytest-xdist>=3.6"
-# One OpenMP (torch) thread per process under those two workers: the two cores are already shared by two workers
-# and the servers they start, and GNU OpenMP's spinning threads lose 10-20x beside a busy process (the local
-# provider's README). providers-local's suite: 110 s with two threads each, 100 s with one. A lane that runs one
-# worker sets its own (`env` in its `[tool.nenyax.sessions.<name>]`).
-TEST_THREADS = {"OMP_NUM_THREADS": "1"}
 
 
 def nenyax_session(**options: object) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -140,7 +135,7 @@ def _run_tests(session: nox.Session, lane: Lane) -> None:
     extra = [*third_party(lane.group), "pytest-timeout", XDIST]
     _install_local(session, lane.package, *lane.siblings, extra=extra)
     replaced = {lane.package: lane.server_venv} if lane.server_venv else None
-    env = _env(session, **TEST_THREADS, **host.server_venvs(session, [lane.package], replaced), **lane.env)
+    env = _env(session, **host.server_venvs(session, [lane.package], replaced), **lane.env)
     session.chdir(PACKAGES[lane.package])
     session.run(*PYTEST, *WORKERS, *lane.pytest, *session.posargs, env=env)
 
@@ -202,7 +197,7 @@ def integration(session: nox.Session) -> None:
     # Less a distribution that says `integration = false`: its dependencies cannot be resolved with the shared
     # test groups (a trainer bridge's pins), and tests/ does not use it.
     _install_local(session, *(p for p in PACKAGES if declared(p).get("integration", True)), extra=extra)
-    env = _env(session, **TEST_THREADS, **host.server_venvs(session, PACKAGES))
+    env = _env(session, **host.server_venvs(session, PACKAGES))
     session.run(*PYTEST, *WORKERS, "--durations=15", "tests", *session.posargs, env=env)
 
 
