@@ -136,30 +136,38 @@ def _session_env(session: nox.Session, env: dict[str, str]) -> dict[str, str]:
     return full
 
 
-def run_chains(session: nox.Session, chains: list[list[list[str]]], env: dict[str, str], workers: int = 2) -> list[int]:
-    """Run each chain (commands run in order, stopping at the first that fails) `workers` chains at a time;
-    print each chain's commands and output in order; the indexes of the chains that failed.
+def run_chains(
+    session: nox.Session,
+    chains: list[list[list[str]]],
+    env: dict[str, str],
+    workers: int = 2,
+    folders: list[Path] | None = None,
+) -> list[int]:
+    """Run each chain (commands run in order, stopping at the first that fails) `workers` chains at a time, each
+    from its folder in `folders` when given; print each chain's commands and output in order; the indexes of the
+    chains that failed.
 
     For steps that are each one single-threaded process (imports, one pytest episode): two at a time keep
     both cores busy where `session.run`, one at a time, left one idle."""
     from concurrent.futures import ThreadPoolExecutor
 
     full = _session_env(session, env)
+    where = folders or [None] * len(chains)
 
-    def run(chain: list[list[str]]) -> list[tuple[list[str], subprocess.CompletedProcess[str]]]:
+    def run(chain: list[list[str]], folder: Path | None) -> list[tuple[list[str], subprocess.CompletedProcess[str]]]:
         done = []
         for argv in chain:
-            done.append((argv, subprocess.run(argv, env=full, capture_output=True, text=True, check=False)))
+            done.append((argv, subprocess.run(argv, cwd=folder, env=full, capture_output=True, text=True, check=False)))
             if done[-1][1].returncode != 0:
                 break
         return done
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(run, chains))
+        results = list(pool.map(run, chains, where))
     failed = []
-    for index, done in enumerate(results):
+    for index, (done, folder) in enumerate(zip(results, where, strict=True)):
         for argv, result in done:
-            session.log(" ".join(argv))
+            session.log(f"cd {folder} && {' '.join(argv)}" if folder else " ".join(argv))
             print(result.stdout + result.stderr, end="", flush=True)
             if result.returncode != 0:
                 failed.append(index)
@@ -171,21 +179,6 @@ def run_pytests(
 ) -> list[int]:
     """Run each ``(folder, pytest argv)`` in the session's environment, `workers` at a time, each from its
     folder (its conftest and settings); print each one's output in order; the indexes of those that failed."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    full = _session_env(session, env)
-    bin_dir = str(Path(session.virtualenv.location) / "bin")
-
-    def run(folder: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
-        command = [str(Path(bin_dir) / argv[0]), *argv[1:]]
-        return subprocess.run(command, cwd=folder, env=full, capture_output=True, text=True, check=False)
-
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        done = list(pool.map(lambda pair: run(*pair), runs))
-    failed = []
-    for index, ((folder, argv), result) in enumerate(zip(runs, done, strict=True)):
-        session.log(f"cd {folder} && {' '.join(argv)}")
-        print(result.stdout + result.stderr, end="", flush=True)
-        if result.returncode != 0:
-            failed.append(index)
-    return failed
+    bin_dir = Path(session.virtualenv.location) / "bin"
+    chains = [[[str(bin_dir / argv[0]), *argv[1:]]] for _, argv in runs]
+    return run_chains(session, chains, env, workers, folders=[folder for folder, _ in runs])
