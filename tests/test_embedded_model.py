@@ -33,6 +33,24 @@ def test_try_plays_an_episode_with_the_embedded_model_by_default():
     assert traj["steps"][0]["text"] == call["response"]["content"]
 
 
+def test_the_embedded_models_prompts_read_alike_under_every_transformers_of_this_environment():
+    """Here transformers is held at 5.5.4 (tinker-cookbook's pin), whose GGUF conversion read every space as
+    <unk>: the folder, converted by whichever release came first, must read a chat prompt as the GGUF does."""
+    from transformers import AutoTokenizer
+
+    from nenyax.providers.local import models
+
+    source = models.resolve_model("smollm2-135m")
+    folder, _ = models.materialize(source)
+    ours = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    gguf = AutoTokenizer.from_pretrained(source.path.parent, gguf_file=source.path.name, local_files_only=True)
+    prompt = "<|im_start|>user\nWhat is 12 + 7? Answer with a number.<|im_end|>\n<|im_start|>assistant\n"
+    ids = ours(prompt, add_special_tokens=False)["input_ids"]
+    assert ids == gguf(prompt, add_special_tokens=False)["input_ids"]
+    assert ours.decode(ids) == prompt
+    assert ours.convert_tokens_to_ids("<|im_end|>") == ours.eos_token_id
+
+
 def test_embedded_model_served_through_the_recording_proxy_keeps_token_ids():
     from transformers import AutoTokenizer
 

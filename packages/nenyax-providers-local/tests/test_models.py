@@ -26,7 +26,7 @@ from nenyax.providers.local.cache import (
     sha256_file,
     weights_digest,
 )
-from nenyax.providers.local.convert import MANIFEST
+from nenyax.providers.local.convert import MANIFEST, PROBE, check_tokenizer, gguf_tokens
 from nenyax.providers.local.provider import LocalProvider
 
 
@@ -99,7 +99,7 @@ def test_the_conversion_is_cached_under_the_gguf_hash(engine):
     assert not built
     assert folder == engine.folder
     digest = sha256_file(source.path)
-    assert folder.name.endswith(digest[:16])
+    assert folder.name == f"{source.path.stem}-{digest[:16]}-{models.CONVERSION}"
     manifest = json.loads((folder / MANIFEST).read_text())
     assert manifest["source_sha256"] == digest
     # The recorded revision is what anyone can check with `sha256sum model.safetensors` in the folder.
@@ -107,6 +107,31 @@ def test_the_conversion_is_cached_under_the_gguf_hash(engine):
     assert weights == "model.safetensors"
     summed = subprocess.run(["sha256sum", weights], cwd=folder, capture_output=True, text=True, check=True)
     assert manifest["weights"] == engine.revision == f"sha256:{summed.stdout.split()[0]}"
+
+
+def test_the_converted_tokenizer_reads_text_as_the_gguf_declares(engine):
+    """Whatever transformers release converted it: spaces kept, the GGUF's EOS, no BOS before a text."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(engine.folder, local_files_only=True)
+    ids = tokenizer.encode(PROBE, add_special_tokens=False)
+    assert tokenizer.unk_token_id not in ids
+    assert tokenizer.decode(ids) == PROBE
+    assert tokenizer.encode(PROBE) == ids  # tokenizer.ggml.add_bos_token is false in SmolLM2's GGUF
+    assert tokenizer.eos_token == "<|im_end|>"
+
+
+def test_a_saved_tokenizer_that_misreads_text_is_caught(tmp_path):
+    """transformers 5.5.4's folder (a CodeLlamaTokenizer over byte-level BPE): every space read as <unk>."""
+    from transformers import AutoTokenizer
+
+    gguf = models.resolve_model("smollm2-135m").path
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
+    tokenizer.save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "tokenizer_config.json").read_text())
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({**config, "tokenizer_class": "CodeLlamaTokenizer"}))
+    with pytest.raises(RuntimeError, match="reads text otherwise than the GGUF's"):
+        check_tokenizer(tokenizer, tmp_path, gguf_tokens(gguf))
 
 
 def test_the_weights_digest_hashes_the_preferred_weight_files_in_name_order(tmp_path):

@@ -93,6 +93,11 @@ def resolve_model(name: str) -> ModelSource:
     return ModelSource(name=name, path=path, is_gguf=False)
 
 
+CONVERSION = "c2"
+"""The conversion's own version, part of each converted folder's name: c2 saves a tokenizer every transformers
+release reads alike (folders of c1, without a suffix, may hold transformers 5.5.4's misread one)."""
+
+
 def materialize(source: ModelSource) -> tuple[Path, bool]:
     """The Hugging Face folder for `source`, converting a GGUF into the cache on first use.
 
@@ -104,7 +109,7 @@ def materialize(source: ModelSource) -> tuple[Path, bool]:
     from nenyax.providers.local.convert import convert_gguf
 
     digest = sha256_file(source.path)
-    final = models_dir() / f"{source.path.stem}-{digest[:16]}"
+    final = models_dir() / f"{source.path.stem}-{digest[:16]}-{CONVERSION}"
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
