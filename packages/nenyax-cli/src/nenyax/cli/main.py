@@ -216,6 +216,7 @@ def cli(ctx: click.Context) -> None:
 def run() -> None:
     """The ``nenyax`` program: `cli`, and a Ctrl-C arriving while the interpreter shuts down (joining a model's
     worker thread) cannot turn a finished command into a death by signal: its own exit code stands."""
+    import gc
     import signal
 
     from nenyax.cli.stop import leave
@@ -229,3 +230,7 @@ def run() -> None:
         raise
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # The interpreter's last act is a cycle collection over every object still alive: with torch and
+        # transformers imported, 0.8 s of a CPU spent on a process that is ending (1.2 s of a Ctrl-C's 1.3).
+        # Frozen objects are skipped; the rest of the shutdown (atexit, threads joined, files closed) is not.
+        gc.freeze()
