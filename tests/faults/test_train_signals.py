@@ -82,7 +82,9 @@ def assert_every_episode_once(out) -> int:
 
 def test_sigkill_mid_round_then_resume_records_every_round_and_episode_once(tmp_path):
     out = tmp_path / "run"
-    with serving_in_thread(ScriptedModelServer(lambda messages: "7", latency=0.05)) as server:
+    # 0.3 s a reply: a round lasts about a second, so the kill lands inside one (at 0.05 s a whole run ended
+    # before the test had looked twice).
+    with serving_in_thread(ScriptedModelServer(lambda messages: "7", latency=0.3)) as server:
         proc = start(server, *train_args(out))
         wait_for_round(proc, out, 1)
         # Kill once the round under way has recorded some of its episodes: those are what resume must handle.
