@@ -22,7 +22,7 @@ from aiohttp import web
 
 from nenyax.core import ChatRequest, Endpoint, TextRequest
 from nenyax.core.errors import InfraFailure, UsageError
-from nenyax.providers.local.token_server import TokenServerProvider
+from nenyax.providers.local.token_server import Sampled, TokenServerProvider
 from nenyax.providers.local.turns import ChatTemplate, Transcripts
 from nenyax.testing import conformance_suite
 from nenyax.testing.subject import Subject
@@ -178,6 +178,33 @@ def test_a_server_failure_is_an_infrastructure_failure(sglang):
 
     with pytest.raises(InfraFailure, match="failed the request"):
         run_against(sglang, ask)
+
+
+def test_a_subclass_samples_over_its_own_wire_through_the_public_generate_hook(provider, tokenizer):
+    """What a trainer's bridge overrides (verl's server manager): the chat, tools and turns stay the provider's."""
+
+    asked: list[tuple[list[int], dict[str, Any]]] = []
+
+    class OverTheEngine(TokenServerProvider):
+        async def generate(self, model, ids, sampling):
+            asked.append((ids, sampling))
+            call = await provider.complete_text(TextRequest(model=MODEL, prompt=tuple(ids), params=sampling))
+            return Sampled(list(call.completion_token_ids), list(call.logprobs), call.finish_reason)
+
+    async def main():
+        endpoint = Endpoint.over(OverTheEngine(tokenizer=tokenizer), MODEL, max_tokens=8, temperature=0.0)
+        try:
+            return await endpoint.send(ChatRequest(model=MODEL, messages=({"role": "user", "content": "2+2?"},)))
+        finally:
+            await endpoint.aclose()
+
+    call = asyncio.run(main())
+    ((ids, sampling),) = asked
+    assert list(call.prompt_token_ids) == ids
+    assert sampling["max_tokens"] == 8
+    assert len(call.completion_token_ids) == len(call.logprobs) > 0
+    assert call.response["content"] == tokenizer.decode(call.completion_token_ids, skip_special_tokens=True)
+    assert call.usage == {"prompt_tokens": len(ids), "completion_tokens": len(call.completion_token_ids)}
 
 
 def test_a_template_that_renders_earlier_turns_anew_is_rendered_again_and_said(tokenizer, caplog):

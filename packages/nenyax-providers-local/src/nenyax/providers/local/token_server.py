@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import aiohttp
+import attrs
 import orjson
 
 from nenyax.core import SAMPLING_KEYS, ChatRequest, Endpoint, ModelCall, TextRequest
@@ -37,6 +38,19 @@ DEFAULT_MAX_TOKENS = 256
 """Where a request sets no ``max_tokens``: the local provider's default (vLLM's completions route would stop at 16)."""
 _SGLANG_NAMES = {"max_tokens": "max_new_tokens", "min_tokens": "min_new_tokens", "seed": "sampling_seed"}
 _FINISHED = {"stop": "stop", "length": "length"}
+
+
+@attrs.frozen
+class Sampled:
+    """What a token server sampled for one prompt: `TokenServerProvider.generate`'s answer."""
+
+    token_ids: list[int]
+    logprobs: list[float]
+    """One per sampled token: the sampling policy's logprob of it."""
+    finish_reason: str | None
+    """``stop`` or ``length`` (or the server's own word)."""
+    usage: dict[str, int] = attrs.field(factory=dict)
+    """``prompt_tokens`` and ``completion_tokens`` where the server counted them."""
 
 
 def _root(base_url: str) -> str:
@@ -119,11 +133,9 @@ class TokenServerProvider:
         prompt = transcripts.prompt(request.messages, tools)
         sampling = {"max_tokens": DEFAULT_MAX_TOKENS, **{k: v for k, v in request.params.items() if k in SAMPLING_KEYS}}
         started = time.perf_counter()
-        if self.server == "vllm":
-            completion, logprobs, finish, usage = await self._vllm_generate(request.model, prompt.ids, sampling)
-        else:
-            completion, logprobs, finish, usage = await self._sglang_generate(prompt.ids, sampling)
-        response, finish = reply(template.decode(completion), finish, tools, request.params)
+        sampled = await self.generate(request.model, prompt.ids, sampling)
+        completion, logprobs, usage = sampled.token_ids, sampled.logprobs, sampled.usage
+        response, finish = reply(template.decode(completion), sampled.finish_reason, tools, request.params)
         transcripts.remember(request.messages, tools, response, prompt.ids, completion)
         n_prompt, n_completion = len(prompt.ids), len(completion)
         return ModelCall(
@@ -144,9 +156,19 @@ class TokenServerProvider:
             duration_s=time.perf_counter() - started,
         )
 
-    async def _vllm_generate(
-        self, model: str, ids: list[int], sampling: dict[str, Any]
-    ) -> tuple[list[int], list[float], str | None, dict[str, int]]:
+    async def generate(self, model: str, ids: list[int], sampling: dict[str, Any]) -> Sampled:
+        """Sample a completion of the prompt `ids` on the server, with `sampling` (OpenAI's names: ``max_tokens``,
+        ``temperature``...); `model` is the request's model name.
+
+        The one call a subclass overrides to sample over another wire (a trainer's own server manager, as
+        `nenyax-trainers-verl` does): the chat template, the tool calls and each later turn's ids stay here.
+        Raise `InfraFailure` where the server failed and `RequestRefused` where it refused the request.
+        """
+        if self.server == "vllm":
+            return await self._vllm_generate(model, ids, sampling)
+        return await self._sglang_generate(ids, sampling)
+
+    async def _vllm_generate(self, model: str, ids: list[int], sampling: dict[str, Any]) -> Sampled:
         if self._vllm is None:  # the openai provider's transport: its retries, its one sentence per refusal
             options = {"api_key": self.api_key} if self.api_key else {}
             self._vllm = Endpoint(
@@ -162,7 +184,7 @@ class TokenServerProvider:
         if call.prompt_token_ids is not None and list(call.prompt_token_ids) != ids:
             msg = f"The server at {self.root} reports a prompt other than the ids it was sent."
             raise InfraFailure(msg)
-        return list(call.completion_token_ids), list(call.logprobs), call.finish_reason, dict(call.usage)
+        return Sampled(list(call.completion_token_ids), list(call.logprobs), call.finish_reason, dict(call.usage))
 
     def _session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
@@ -173,9 +195,7 @@ class TokenServerProvider:
             self._sessions[loop] = session
         return session
 
-    async def _sglang_generate(
-        self, ids: list[int], sampling: dict[str, Any]
-    ) -> tuple[list[int], list[float], str | None, dict[str, int]]:
+    async def _sglang_generate(self, ids: list[int], sampling: dict[str, Any]) -> Sampled:
         params = {_SGLANG_NAMES.get(k, k): v for k, v in sampling.items()}
         if params.get("top_k") == 0:
             params["top_k"] = -1  # SGLang's "no top-k"
@@ -211,7 +231,7 @@ class TokenServerProvider:
             msg = f"The SGLang server at {self.root} aborted the request ({meta.get('finish_reason')})."
             raise InfraFailure(msg)
         usage = {k: int(meta[k]) for k in ("prompt_tokens", "completion_tokens") if isinstance(meta.get(k), int)}
-        return completion, logprobs, _FINISHED.get(str(reason), reason), usage
+        return Sampled(completion, logprobs, _FINISHED.get(str(reason), reason), usage)
 
     async def aclose(self) -> None:
         """Close this loop's connections."""

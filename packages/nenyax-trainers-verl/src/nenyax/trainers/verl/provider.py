@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nenyax.core.errors import InfraFailure, PolicyFailure, UsageError
-from nenyax.providers.local.token_server import TokenServerProvider
+from nenyax.providers.local.token_server import Sampled, TokenServerProvider
 
 PASSED = frozenset({"stop", "presence_penalty", "frequency_penalty"})
 """What an episode's own request may ask of verl's server beside the trainer's sampling (both vLLM and SGLang
@@ -47,9 +47,7 @@ class VerlServerProvider(TokenServerProvider):
         self.response_length = response_length
         self._first_prompt: int | None = None
 
-    async def _vllm_generate(
-        self, model: str, ids: list[int], sampling: dict[str, Any]
-    ) -> tuple[list[int], list[float], str | None, dict[str, int]]:
+    async def generate(self, model: str, ids: list[int], sampling: dict[str, Any]) -> Sampled:
         """Sample on verl's server: the trainer's sampling, logprobs on, at most what is left of the budget."""
         if self._first_prompt is None:
             self._first_prompt = len(ids)
@@ -80,4 +78,4 @@ class VerlServerProvider(TokenServerProvider):
             raise InfraFailure(msg)
         finish = "length" if len(completion) >= asked else "stop"
         usage = {"prompt_tokens": len(ids), "completion_tokens": len(completion)}
-        return completion, [float(x) for x in output.log_probs], finish, usage
+        return Sampled(completion, [float(x) for x in output.log_probs], finish, usage)
