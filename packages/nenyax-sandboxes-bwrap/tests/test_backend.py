@@ -93,6 +93,33 @@ def test_a_stopped_sandbox_leaves_no_process_and_no_files():
     assert not scratch.exists()
 
 
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_command_is_over_at_its_exit_though_what_it_left_running_holds_its_pipes(loop):
+    """tmux's server, which harbor starts, held an exec's stdout: under uvloop (uvicorn's loop) every trial hung."""
+    import time
+
+    async def scenario():
+        backend = create_sandbox("bwrap")
+        box = await backend.start(await backend.build(SandboxSpec(image="host")))
+        try:
+            started = time.monotonic()
+            done = await box.exec("echo before; sleep 60 & echo after", timeout=30)
+            return done, time.monotonic() - started
+        finally:
+            await box.stop()
+
+    if loop == "uvloop":
+        import uvloop  # uvicorn's own loop where installed (NeMo Gym's agent servers)
+
+        done, took = uvloop.run(scenario())
+    else:
+        done, took = run(scenario())
+    assert done.exit_code == 0
+    assert not done.timed_out
+    assert done.stdout.split() == ["before", "after"]
+    assert took < 10  # not the background sleep's 60 s, nor the 30 s timeout
+
+
 def test_network_full_shares_the_hosts_network():
     async def scenario():
         backend = create_sandbox("bwrap")

@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nenyax.core import MAX_OUTPUT_BYTES, NetworkPolicy, OutputCallback, SandboxImage
 from nenyax.core.errors import InfraFailure
@@ -36,6 +36,8 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Host files no sandbox reads, though it runs as uid 0 without capabilities and /etc is bound read-only.
 _HIDDEN = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers")
 _START_TIMEOUT_S = 20.0
+_READ_AFTER_EXIT_S = 1.0
+"""How long a finished command's pipes are still read: what it left running (a daemon, ``cmd &``) may hold them."""
 _ENTER = ["-m", "-u", "-i", "-n", "-p", "-r", "-w"]
 
 
@@ -236,8 +238,29 @@ class BwrapHandle(CapturedExec):
                     await process.stdin.drain()
                 process.stdin.close()
 
+        async def exited() -> None:
+            # Not `process.wait()`: on Python 3.11 it also waits for the pipes to close.
+            while process.returncode is None:
+                await asyncio.sleep(0.05)
+
         async def finish() -> int:
-            await asyncio.gather(feed(), _drain(process.stdout, out), _drain(process.stderr, err))  # type: ignore[arg-type]
+            drains = (feed(), _drain(process.stdout, out), _drain(process.stderr, err))  # type: ignore[arg-type]
+            pipes: asyncio.Future[Any] = asyncio.gather(*drains)
+            exit_seen: asyncio.Future[Any] = asyncio.ensure_future(exited())
+            await asyncio.wait({pipes, exit_seen}, return_when=asyncio.FIRST_COMPLETED)
+            exit_seen.cancel()
+            # The command is over when it exits, as `docker exec`'s is: a process it left in the background
+            # (tmux's server, which harbor starts) may hold its pipes open for ever. Under uvloop (uvicorn's
+            # loop, NeMo Gym's agent servers) such a process did, and every harbor trial waited for its timeout.
+            try:
+                await asyncio.wait_for(asyncio.shield(pipes), _READ_AFTER_EXIT_S)
+            except TimeoutError:
+                pipes.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pipes
+                out.flush()
+                err.flush()
+                return process.returncode if process.returncode is not None else -9
             return await process.wait()
 
         timed_out = False
