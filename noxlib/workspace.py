@@ -17,7 +17,8 @@ The keys (all optional):
   test group changed: `about` (the session's docstring), `python` (default 3.11), `drop` (names taken out of
   the test group), `requires` (added to it; first-party names install from source), `env` (variables set
   for pytest), `pytest` (arguments before the session's own), `server-venv` (replaces the package's
-  `[tool.nenyax.server-venv]` for this session: another version of the upstream server).
+  `[tool.nenyax.server-venv]` for this session: another version of the upstream server), `python-version`
+  (resolves the requirements as if for that Python, as the server venv's key does).
 - `integration` (default true): false leaves it out of `integration` (its dependencies cannot be resolved
   with the shared test groups there).
 - `beside` and `[tool.nenyax.cannot-share]`: what a user installs beside it, and the distributions it cannot
@@ -130,6 +131,8 @@ class Lane:
     pytest: tuple[str, ...] = ()
     server_venv: dict[str, Any] | None = None
     """Replaces the package's `[tool.nenyax.server-venv]` for this lane."""
+    python_version: str | None = None
+    """Resolve the requirements as if for this Python (a release asking for a newer patch release than installed)."""
 
     @property
     def group(self) -> list[str]:
@@ -147,10 +150,22 @@ def own_lanes() -> list[Lane]:
     lanes = []
     for package in PACKAGES:
         for lane_name, spec in declared(package).get("sessions", {}).items():
-            unknown = set(spec) - {"about", "python", "drop", "requires", "env", "pytest", "server-venv"}
+            known = {"about", "python", "python-version", "drop", "requires", "env", "pytest", "server-venv"}
+            unknown = set(spec) - known
             if unknown:
                 raise ValueError(f"{package}'s [tool.nenyax.sessions.{lane_name}] has unknown keys: {sorted(unknown)}.")
             lists = {key: tuple(spec[key]) for key in ("drop", "requires", "pytest") if key in spec}
             python, env, server_venv = spec.get("python", PYTHON), spec.get("env", {}), spec.get("server-venv")
-            lanes.append(Lane(package, lane_name, spec["about"], python, env=env, server_venv=server_venv, **lists))
+            lanes.append(
+                Lane(
+                    package,
+                    lane_name,
+                    spec["about"],
+                    python,
+                    env=env,
+                    server_venv=server_venv,
+                    python_version=spec.get("python-version"),
+                    **lists,
+                )
+            )
     return lanes
