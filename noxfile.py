@@ -134,13 +134,22 @@ def _install_only(session: nox.Session) -> bool:
 
 def _run_tests(session: nox.Session, lane: Lane) -> None:
     """One distribution's tests as `lane` says: its test group changed, its Debian packages and server venvs."""
-    host.ensure_debian(session, debian([lane.package, *lane.siblings]))
+    tools = podman_engine.TOOLS if lane.engine == "podman" else []
+    host.ensure_debian(session, [*debian([lane.package, *lane.siblings]), *tools])
     extra = [*third_party(lane.group), "pytest-timeout", XDIST]
     _install_local(session, lane.package, *lane.siblings, extra=extra, python_version=lane.python_version)
     replaced = {lane.package: lane.server_venv} if lane.server_venv else None
     env = _env(session, **host.server_venvs(session, [lane.package], replaced), **lane.env)
     session.chdir(PACKAGES[lane.package])
-    session.run(*PYTEST, *WORKERS, *lane.pytest, *session.posargs, env=env)
+    if lane.engine != "podman":
+        session.run(*PYTEST, *WORKERS, *lane.pytest, *session.posargs, env=env)
+        return
+    if why := podman_engine.unavailable():
+        session.error(why) if os.environ.get("CI") else session.skip(why)
+    if _install_only(session):
+        return
+    with podman_engine.engine(session) as engine:
+        session.run(*PYTEST, *WORKERS, *lane.pytest, *session.posargs, env={**env, **engine})
 
 
 @nenyax_session(python=PYTHON)
@@ -183,8 +192,8 @@ def podman(session: nox.Session) -> None:
     _install_local(session, package, harbor, *siblings, extra=[*groups, "pytest-timeout"])
     if _install_only(session):
         return
-    with podman_engine.engine(session) as docker_host:
-        env = _env(session, DOCKER_HOST=docker_host, NENYAX_DOCKER_REQUIRED="1")
+    with podman_engine.engine(session) as engine:
+        env = _env(session, DOCKER_HOST=engine["DOCKER_HOST"], NENYAX_DOCKER_REQUIRED="1")
         session.chdir(PACKAGES[package])
         session.run(*PYTEST, "--durations=5", *session.posargs, env=env)
         session.chdir(PACKAGES[harbor])
@@ -217,12 +226,13 @@ def bench(session: nox.Session) -> None:
 
 
 def _modules(package: str) -> list[str]:
-    """Every module a distribution ships, but its `__main__` (runs the CLI) and pytest suites (need pytest)."""
+    """Every module a distribution ships, but its `__main__` (runs the CLI), pytest suites (need pytest) and
+    example projects (an environment package of their own, like a karotte example's `environment`)."""
     src = PACKAGES[package] / "src"
     modules = []
     for path in sorted(src.rglob("*.py")):
         parts = path.relative_to(src).with_suffix("").parts
-        if parts[-1] == "__main__" or "suites" in parts:
+        if parts[-1] == "__main__" or "suites" in parts or "examples" in parts:
             continue
         modules.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     return modules

@@ -72,8 +72,9 @@ def _configure(state: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def engine(session: nox.Session) -> Iterator[str]:
-    """A running podman service with the base image imported; yields its `DOCKER_HOST`, cleans all up after."""
+def engine(session: nox.Session) -> Iterator[dict[str, str]]:
+    """A running podman service with the base image imported; yields the variables that lead to it (its
+    `DOCKER_HOST`, and the configuration the podman command line reads), cleans all up after."""
     base = base_image(session)
     state = Path(tempfile.mkdtemp(prefix="nenyax-podman-"))  # short: a unix socket's path is at most 107 bytes
     conf = _configure(state)
@@ -95,7 +96,7 @@ def engine(session: nox.Session) -> Iterator[str]:
             time.sleep(0.05)
         if not socket.exists():
             session.error(f"podman system service did not listen: {(state / 'service.log').read_text()[-2000:]}")
-        yield f"unix://{socket}"
+        yield {"DOCKER_HOST": f"unix://{socket}", **conf}
     finally:
         _tear_down(service, state, conf)
 

@@ -133,6 +133,8 @@ class Lane:
     """Replaces the package's `[tool.nenyax.server-venv]` for this lane."""
     python_version: str | None = None
     """Resolve the requirements as if for this Python (a release asking for a newer patch release than installed)."""
+    engine: str | None = None
+    """``podman``: the tests run beside a private podman engine (noxlib/podman.py), its variables in their env."""
 
     @property
     def group(self) -> list[str]:
@@ -150,7 +152,7 @@ def own_lanes() -> list[Lane]:
     lanes = []
     for package in PACKAGES:
         for lane_name, spec in declared(package).get("sessions", {}).items():
-            known = {"about", "python", "python-version", "drop", "requires", "env", "pytest", "server-venv"}
+            known = {"about", "python", "python-version", "drop", "requires", "env", "pytest", "server-venv", "engine"}
             unknown = set(spec) - known
             if unknown:
                 raise ValueError(f"{package}'s [tool.nenyax.sessions.{lane_name}] has unknown keys: {sorted(unknown)}.")
@@ -165,6 +167,7 @@ def own_lanes() -> list[Lane]:
                     env=env,
                     server_venv=server_venv,
                     python_version=spec.get("python-version"),
+                    engine=spec.get("engine"),
                     **lists,
                 )
             )
