@@ -10,11 +10,13 @@ instead from what the package registries serve:
   host (through the host's own index and certificates) and the build installs offline into ``/root/.venv``,
   where karotte's launcher runs it (``/root/.venv/bin/karotte``).
 
-The image carries the karotte version in a label and is made again when the installed karotte changes.
+The image carries the karotte version and the recipe in a label, and is made again when either changes; a
+copy is saved under the same cache and loaded into an engine that lacks it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -36,6 +38,9 @@ VERSION_LABEL = "nenyax.karotte.version"
 PACKAGES = ("python3", "python3-venv", "iptables", "procps", "passwd", "util-linux", "findutils", "e2fsprogs")
 """Debian packages of the root filesystem: Python for karotte, and the tools its harness runs (iptables for
 the student's firewall, pkill, useradd, mkfs.ext4 for disk quotas)."""
+
+CACHE = Path.home() / ".cache" / "nenyax" / "images"
+"""Where the root filesystem's tar and a saved copy of the made image are kept (the podman session's cache)."""
 
 PYTHON = "3.13"
 """trixie's Python: the wheels are chosen for it."""
@@ -84,7 +89,7 @@ def root_filesystem() -> Path:
     recipe += ["--format=tar", "trixie"]
     mirror = _mirror()
     key = hashlib.sha256(json.dumps([*recipe, mirror]).encode()).hexdigest()[:12]
-    tar = Path.home() / ".cache" / "nenyax" / "images" / f"debian-trixie-karotte-{key}.tar"
+    tar = CACHE / f"debian-trixie-karotte-{key}.tar"
     if not tar.exists():
         tar.parent.mkdir(parents=True, exist_ok=True)
         partial = tar.with_suffix(".partial")  # a killed run leaves no tar that looks whole
@@ -128,11 +133,34 @@ RECIPE = hashlib.sha256(CONTAINERFILE.encode()).hexdigest()[:8]
 
 
 def ensure(engine: str = "podman") -> str:
-    """Make the base image unless it holds the installed karotte already; returns that version."""
+    """Make the base image unless it holds the installed karotte already; returns that version.
+
+    One process at a time (a lock file beside the cache): two test workers, or two `nenyax` commands, would
+    otherwise both make it. A made image is saved beside the root filesystem's tar and loaded from there
+    by an engine that lacks it (a fresh podman's storage: seconds instead of a minute and a half).
+    """
     version = metadata.version("karotte")
     label = f"{version}-{RECIPE}"
     if installed_label(engine) == label:
         return version
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / "karotte-base.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if installed_label(engine) == label:  # another process made it while this one waited
+            return version
+        saved = CACHE / f"karotte-base-{label}.tar"
+        if saved.exists():
+            _run([*_engine(engine), "load", "--quiet", "--input", str(saved)], "loading its saved copy")
+            if installed_label(engine) == label:
+                return version
+        _make(engine, version, label)
+        partial = saved.with_suffix(".partial")
+        _run([*_engine(engine), "save", "--quiet", "--output", str(partial), BASE_IMAGE], "saving a copy")
+        partial.rename(saved)
+    return version
+
+
+def _make(engine: str, version: str, label: str) -> None:
     rootfs = f"localhost/nenyax-karotte-rootfs:{root_filesystem().stem.rsplit('-', 1)[-1]}"
     path = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     _run(
@@ -143,4 +171,3 @@ def ensure(engine: str = "podman") -> str:
         download_wheels(version, Path(context) / "wheels")
         (Path(context) / "Containerfile").write_text(CONTAINERFILE.format(rootfs=rootfs, version=version, label=label))
         _run([*_engine(engine), "build", "--quiet", "--tag", BASE_IMAGE, context], "building it")
-    return version
