@@ -28,6 +28,8 @@ def test_a_missing_lm_eval_adapter_names_its_distribution():
     ("uri", "distribution"),
     [
         ("harbor:./task", "nenyax-adapters-harbor"),
+        ("karotte:./my_env", "nenyax-adapters-karotte"),
+        ("agentenv:./bundle", "nenyax-adapters-agentenv"),
         ("hud:./tasks.json", "'nenyax-adapters-hud[hud]'"),  # with its library, an extra
         ("verifiers:gsm8k", "nenyax-adapters-verifiers"),
     ],
@@ -53,6 +55,10 @@ def test_an_adapter_whose_library_is_an_extra_installs_with_it(uri, requirement)
 
 def test_verifiers_names_the_library_it_does_not_install():
     assert "installed beside it: `pip install 'verifiers>=0.3,<0.5'`" in _missing("verifiers:gsm8k")
+
+
+def test_karotte_on_an_older_python_says_it_needs_3_12():
+    assert "karotte itself needs Python >= 3.12 (this is Python 3.11.7)" in install_hint("karotte", (3, 11, 7))
 
 
 def test_harbor_on_an_older_python_says_it_needs_3_12():

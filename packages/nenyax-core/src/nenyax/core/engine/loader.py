@@ -19,10 +19,12 @@ from nenyax.core.plugins.registry import Registry, default_registry, from_portab
 # Formats whose adapter ships from this repository (packages/), so a suggested `pip install` names a
 # distribution that exists; a format not listed here gets no install suggestion at all.
 KNOWN_ADAPTERS: dict[str, str] = {
+    "agentenv": "nenyax-adapters-agentenv",
     "gymnasium": "nenyax-adapters-gymnasium",
     "harbor": "nenyax-adapters-harbor",
     "hf": "nenyax-adapters-datasets",
     "hud": "nenyax-adapters-hud",
+    "karotte": "nenyax-adapters-karotte",
     "lm_eval": "nenyax-adapters-lm-eval",
     "nemo_gym": "nenyax-adapters-nemo-gym",
     "openenv": "nenyax-adapters-openenv",
@@ -39,7 +41,10 @@ installs without the library and fails again on the next try."""
 LIBRARY_BESIDE: dict[str, str] = {"verifiers": "'verifiers>=0.3,<0.5'"}
 """Formats whose library the adapter does not install (the user picks its version): the requirement to add."""
 
-LIBRARY_PYTHON: dict[str, tuple[str, tuple[int, int]]] = {"harbor": ("harbor", (3, 12))}
+LIBRARY_PYTHON: dict[str, tuple[str, tuple[int, int]]] = {
+    "harbor": ("harbor", (3, 12)),
+    "karotte": ("karotte", (3, 12)),
+}
 """Formats whose library needs a newer Python than Nenyax: the library and the Python it needs (the
 adapter installs on an older one, without the library)."""
 
