@@ -44,7 +44,6 @@ from nenyax.core.toolkit.sandbox import ProxyLink
 from nenyax.core.toolkit.tasks import one_split_ids, pick
 
 _LOG_TAIL = 4000
-_BUILD_LOCK = asyncio.Lock()
 
 
 def _karotte_version() -> str:
@@ -146,8 +145,8 @@ class KarotteEnvironment(TaskEnvironment):
         """Make the shipped examples' base image once, before the first run that needs it."""
         if not uses_base_image(self.folder):
             return
-        async with _BUILD_LOCK:
-            await asyncio.to_thread(base_image.ensure, self.spec.runtime.split(":")[0])
+        # `ensure` takes a lock file: episodes on any thread, loop or process make the image once.
+        await asyncio.to_thread(base_image.ensure, self.spec.runtime.split(":")[0])
 
     async def run(self, episode: NativeEpisode) -> NativeResult:
         """One ``karotte run`` of the task with the policy's agent, judged by the task's own judges."""
