@@ -84,6 +84,8 @@ class KarotteEnvironment(TaskEnvironment):
         self.folder = spec.folder
         self.tasks = {task.id: task for task in tasks}
         self.replays = (self.folder / "src" / "environment" / "fake_model.py").is_file()
+        # Whether the image the Containerfile builds FROM is there: checked once per environment, not per run.
+        self._base_ready = not uses_base_image(self.folder)
         extra: dict[str, Any] = {
             "runtime": spec.runtime,
             "image": image_name(self.folder),
@@ -143,10 +145,11 @@ class KarotteEnvironment(TaskEnvironment):
 
     async def _base_image(self) -> None:
         """Make the shipped examples' base image once, before the first run that needs it."""
-        if not uses_base_image(self.folder):
+        if self._base_ready:
             return
         # `ensure` takes a lock file: episodes on any thread, loop or process make the image once.
         await asyncio.to_thread(base_image.ensure, self.spec.runtime.split(":")[0])
+        self._base_ready = True
 
     async def run(self, episode: NativeEpisode) -> NativeResult:
         """One ``karotte run`` of the task with the policy's agent, judged by the task's own judges."""
