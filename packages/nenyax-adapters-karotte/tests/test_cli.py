@@ -2,6 +2,7 @@
 reference, and `nenyax try` plays the embedded model through karotte's builtin agent, ids recorded."""
 
 import json
+import re
 from importlib import metadata
 from pathlib import Path
 
@@ -56,7 +57,12 @@ def test_try_plays_the_embedded_model_through_karottes_agent():
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     traj = json.loads(done.stdout)
-    assert traj["status"] in ("ok", "policy_error"), traj.get("error")
+    # Two turns are what the URI allows: SmolLM2 ends the step (karotte's judge scores what it said) or reaches
+    # karotte's turn limit, which is the policy's failure, scored 0 (never an infrastructure status).
+    if traj["status"] == "policy_error":
+        assert "one of karotte's limits" in traj["error"]
+    else:
+        assert traj["status"] == "ok", traj.get("error")
     assert traj["model_calls"], "no model call reached the proxy"
     for call in traj["model_calls"]:
         assert call["provider"] == "local"
@@ -68,5 +74,7 @@ def test_try_plays_the_embedded_model_through_karottes_agent():
     assert "sandboxed computing environment" in first[0]["content"]
     assert "notes.txt" in first[-1]["content"]
     assert [tool["function"]["name"] for tool in traj["model_calls"][0]["tools"]] == ["bash"]
-    assert traj["judgment"] is not None
-    assert traj["judgment"]["score"] in (0.0, 1.0)
+    # karotte's RegexJudge reads every assistant message's text, joined.
+    said = "\n\n".join(m.get("content") or "" for m in traj["messages"] if m.get("role") == "assistant")
+    answered = traj["status"] == "ok" and re.search(r"words:\s*8\b", said) is not None
+    assert traj["judgment"]["score"] == (1.0 if answered else 0.0)
